@@ -1,0 +1,91 @@
+"""Named conditions a pattern can add with `when = "..."`: small checks on one node."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+if TYPE_CHECKING:
+    from neuron_migrate.engine.matcher import Matcher
+
+
+def _keyword(call: cst.Call, name: str) -> cst.Arg | None:
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == name:
+            return arg
+    return None
+
+
+def compile_backend_differs(matcher: Matcher, node: cst.CSTNode) -> bool:
+    """torch.compile with an explicit backend other than the target's, or a non-default mode."""
+    if not isinstance(node, cst.Call):
+        return False
+    from neuron_migrate.engine.matcher import string_value
+
+    backend = _keyword(node, "backend")
+    if backend is not None and string_value(backend.value) != matcher.target.compile_backend:
+        return True
+    mode = _keyword(node, "mode")
+    # a mode that is not a literal counts too: it may be anything at run time
+    return mode is not None and string_value(mode.value) != "default"
+
+
+def single_index_argument(matcher: Matcher, node: cst.CSTNode) -> bool:
+    """`xla_device(1)`, `xla_device(n=1)`, `torch_xla.device(index=1)`: just a device index."""
+    if not isinstance(node, cst.Call) or len(node.args) != 1:
+        return False
+    arg = node.args[0]
+    if arg.star:
+        return False
+    return arg.keyword is None or arg.keyword.value in ("n", "index")
+
+
+CHECKS: dict[str, Callable[[Matcher, cst.CSTNode], bool]] = {
+    "compile-backend-differs": compile_backend_differs,
+    "single-index-argument": single_index_argument,
+}
+
+_DTYPE_HINTS = ("float", "half", "bfloat", "int", "double", "bool", "complex", "dtype")
+
+
+def _to_device_call(node: cst.BaseExpression) -> cst.Call | None:
+    """`<x>.to(<device>)`: one positional argument that does not look like a dtype, or device=."""
+    if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)):
+        return None
+    if node.func.attr.value != "to" or not node.args:
+        return None
+    first = node.args[0]
+    if first.keyword is not None:
+        return node if first.keyword.value == "device" else None
+    value = first.value
+    tail = value.attr.value if isinstance(value, cst.Attribute) else getattr(value, "value", "")
+    if isinstance(value, (cst.Name, cst.Attribute)) and tail.lower().startswith(_DTYPE_HINTS):
+        return None
+    return node
+
+
+def _is_constructor(node: cst.BaseExpression) -> bool:
+    """`Net(...)` or `models.Net(...)`: a capitalised callee, as classes are named."""
+    if not isinstance(node, cst.Call):
+        return False
+    func = node.func
+    name = func.attr.value if isinstance(func, cst.Attribute) else getattr(func, "value", "")
+    return isinstance(name, str) and name[:1].isupper()
+
+
+def placed_module(node: cst.BaseSmallStatement) -> str | None:
+    """The name of a module moved to a device: `model.to(device)` as a statement (a tensor's
+    .to() returns a copy, so only modules are moved that way), or `model = Net(...).to(device)`."""
+    if isinstance(node, cst.Expr):
+        call = _to_device_call(node.value)
+        if call is not None and isinstance(call.func.value, cst.Name):
+            return call.func.value.value
+        return None
+    if isinstance(node, cst.Assign) and len(node.targets) == 1:
+        target = node.targets[0].target
+        call = _to_device_call(node.value)
+        if isinstance(target, cst.Name) and call is not None and _is_constructor(call.func.value):
+            return target.value
+    return None

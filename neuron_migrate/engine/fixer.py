@@ -1,0 +1,320 @@
+"""Apply the chosen edits of one file in one transform, then clean and add imports."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from neuron_migrate.actions import edits as actions
+from neuron_migrate.engine.matcher import Edit, Hit
+from neuron_migrate.engine.noqa import suppresses
+from neuron_migrate.engine.ruleset import matches_name
+from neuron_migrate.engine.scopes import collect_imports
+
+UNUSED_IMPORT_CODE = "NM603"
+_ANNOTATION = re.compile(r"[A-Za-z_][\w.]*(\[[\w., \[\]]*\])?")
+
+
+class FixError(Exception):
+    """The fix of this file cannot be made safely; the file is left alone."""
+
+
+def _semicolons(small: list[cst.BaseSmallStatement]) -> list[cst.BaseSmallStatement]:
+    joined = [
+        s.with_changes(semicolon=cst.Semicolon(whitespace_after=cst.SimpleWhitespace(" ")))
+        for s in small[:-1]
+    ]
+    return [*joined, small[-1].with_changes(semicolon=cst.MaybeSentinel.DEFAULT)]
+
+
+@dataclass
+class _Applier(cst.CSTTransformer):
+    expression_edits: dict[int, list[Edit]]
+    statement_edits: dict[int, list[Edit]]
+    # ids of the statements worth visiting; None: all
+    dirty: set[int] | None
+    applied: list[Edit] = field(default_factory=list)
+    declined: list[tuple[Edit, str]] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        super().__init__()
+        self._inserted_pass: set[int] = set()
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        return not (
+            self.dirty is not None and isinstance(node, cst.BaseStatement) and id(node) not in self.dirty
+        )
+
+    def on_leave(self, original: cst.CSTNode, updated: cst.CSTNode):
+        for edit in self.expression_edits.get(id(original), ()):
+            try:
+                updated = actions.EXPRESSION_ACTIONS[edit.action](updated, edit.params, edit.variables)
+                self.applied.append(edit)
+            except actions.Decline as exc:
+                self.declined.append((edit, str(exc)))
+        if isinstance(original, (cst.IndentedBlock, cst.Module)):
+            return self._block(original, updated)
+        if isinstance(original, cst.SimpleStatementSuite):
+            small = self._small(original.body, updated.body)
+            if small is not None:
+                return updated.with_changes(body=_semicolons(small or [cst.Pass()]))
+        return updated
+
+    def _run(self, edits: list[Edit], node: cst.CSTNode) -> list | cst.CSTNode | None:
+        """Apply statement edits in turn. A list (new statements) ends the chain; a node is the
+        edited statement; None: nothing changed."""
+        result: list | cst.CSTNode = node
+        for edit in edits:
+            try:
+                result = actions.STATEMENT_ACTIONS[edit.action](result, edit.params, edit.variables)
+                self.applied.append(edit)
+            except actions.Decline as exc:
+                self.declined.append((edit, str(exc)))
+                continue
+            if isinstance(result, list):
+                return result
+        return None if result is node else result
+
+    def _small(self, originals, updateds) -> list[cst.BaseSmallStatement] | None:
+        """The small statements of a `a; b` line or one-line suite after their edits."""
+        if not any(id(s) in self.statement_edits for s in originals):
+            return None
+        small: list[cst.BaseSmallStatement] = []
+        for orig, upd in zip(originals, updateds):
+            result = self._run(self.statement_edits[id(orig)], upd) if id(orig) in self.statement_edits else None
+            if result is None:
+                small.append(upd)
+            elif not isinstance(result, list):
+                small.append(result)
+            else:
+                for item in result:
+                    if item is actions.KEEP:
+                        small.append(upd)
+                    elif isinstance(item, cst.SimpleStatementLine):
+                        small.extend(item.body)
+                    else:
+                        raise FixError("a block statement cannot share a line with `;`")
+        return small
+
+    def _statement(self, orig: cst.BaseStatement, upd: cst.BaseStatement) -> list | None:
+        """The statements replacing one statement of a block; None: unchanged."""
+        if id(orig) in self.statement_edits:
+            result = self._run(self.statement_edits[id(orig)], upd)
+            if result is not None and not isinstance(result, list):
+                result = [result]
+        elif isinstance(orig, cst.SimpleStatementLine):
+            if len(orig.body) == 1 and id(orig.body[0]) in self.statement_edits:
+                result = self._run(self.statement_edits[id(orig.body[0])], upd.body[0])
+                if result is not None and not isinstance(result, list):
+                    result = [upd.with_changes(body=[result])]
+                elif result:
+                    out = [upd if item is actions.KEEP else item for item in result]
+                    last = out[-1]
+                    if isinstance(last, cst.SimpleStatementLine) and last is not upd:
+                        # the line's own comment stays with what replaced the line
+                        out[-1] = last.with_changes(trailing_whitespace=upd.trailing_whitespace)
+                    result = out
+            else:
+                small = self._small(orig.body, upd.body)
+                result = None if small is None else ([upd.with_changes(body=_semicolons(small))] if small else [])
+        else:
+            return None
+        if result is None:
+            return None
+        return [upd if item is actions.KEEP else item for item in result]
+
+    def _block(self, original, updated):
+        body: list[cst.BaseStatement] = []
+        carried: list[cst.EmptyLine] = []
+        changed = False
+        for orig, upd in zip(original.body, updated.body):
+            result = self._statement(orig, upd)
+            if result is None:
+                result = [upd]
+            else:
+                changed = True
+                if not result:
+                    # a removed statement's comment lines stay, above what comes next
+                    carried.extend(line for line in upd.leading_lines if line.comment is not None)
+                elif result[0] is not upd and not isinstance(result[0], actions.FooterCarrier):
+                    result[0] = result[0].with_changes(
+                        leading_lines=[*upd.leading_lines, *result[0].leading_lines]
+                    )
+            for item in result:
+                if isinstance(item, actions.FooterCarrier):
+                    carried.extend(item.lines)
+                    continue
+                if carried:
+                    item = item.with_changes(leading_lines=[*carried, *item.leading_lines])
+                    carried = []
+                body.append(item)
+        if not changed:
+            return updated
+        # a `pass` an inner block got is not needed once its statements joined a fuller block
+        if len(body) > 1:
+            body = [s for s in body if id(s) not in self._inserted_pass]
+        if isinstance(updated, cst.Module):
+            return updated.with_changes(body=body, footer=[*carried, *updated.footer])
+        if not body:
+            stub = cst.SimpleStatementLine(body=[cst.Pass()], leading_lines=carried)
+            self._inserted_pass.add(id(stub))
+            return updated.with_changes(body=[stub])
+        return updated.with_changes(body=body, footer=[*carried, *updated.footer])
+
+
+# ---- imports --------------------------------------------------------------------------------
+
+
+class _LoadedNames(cst.CSTVisitor):
+    """Every name the code reads (not import aliases, assignment targets or attribute names)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.names: set[str] = set()
+        self._skip: set[int] = set()
+
+    def visit_Import(self, node: cst.Import) -> bool:
+        return False
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
+        return False
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        self._skip.add(id(node.attr))
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        if isinstance(node.target, cst.Name):
+            self._skip.add(id(node.target))
+
+    def visit_Arg(self, node: cst.Arg) -> None:
+        if node.keyword is not None:
+            self._skip.add(id(node.keyword))
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if id(node) not in self._skip:
+            self.names.add(node.value)
+
+    def visit_SimpleString(self, node: cst.SimpleString) -> None:
+        # a name in a string annotation ("xm.Foo", "Optional[pl.Loader]") still counts as a use
+        body = node.value.strip("rRbBuU").strip("'\"")
+        if _ANNOTATION.fullmatch(body):
+            self.names.update(re.findall(r"[A-Za-z_]\w*", body))
+
+
+def clean_imports(module: cst.Module, legacy: tuple[str, ...]) -> tuple[cst.Module, int]:
+    """Remove imports of `legacy` names that nothing in the module reads any more (unless the
+    line says `# noqa: NM603`). Returns the module and the body index of the first removed
+    top-level import (-1 if none), where the imports the fixes need are best placed."""
+    table = collect_imports(module)
+    loaded = _LoadedNames()
+    module.visit(loaded)
+    remove: dict[int, list[str]] = {}
+    for binding in table.bindings:
+        if binding.name in loaded.names or not matches_name(binding.qname, legacy):
+            continue
+        comment = binding.line.trailing_whitespace.comment if binding.line is not None else None
+        if comment is not None and suppresses(comment.value, UNUSED_IMPORT_CODE):
+            continue
+        remove.setdefault(id(binding.statement), []).append(binding.name)
+    if not remove:
+        return module, -1
+    top_index = -1
+    for index, stmt in enumerate(module.body):
+        if isinstance(stmt, cst.SimpleStatementLine) and any(id(s) in remove for s in stmt.body):
+            top_index = index
+            break
+    edits = {
+        key: [Edit(cst.Pass(), "remove-import", {"names": names}, {})] for key, names in remove.items()
+    }
+    new = module.visit(_Applier({}, edits, None))
+    return new, top_index
+
+
+def _binding_of(statement: str) -> tuple[str, str]:
+    table = collect_imports(cst.parse_module(statement + "\n"))
+    binding = table.bindings[0]
+    return binding.name, binding.qname
+
+
+def _import_block_end(module: cst.Module) -> int:
+    """After the last import of the first import block, else after the docstring."""
+    body = module.body
+    index = 0
+    if body and isinstance(body[0], cst.SimpleStatementLine) and isinstance(body[0].body[0], cst.Expr):
+        if isinstance(body[0].body[0].value, (cst.SimpleString, cst.ConcatenatedString)):
+            index = 1
+    last_import = -1
+    for i in range(index, len(body)):
+        stmt = body[i]
+        if isinstance(stmt, cst.SimpleStatementLine) and all(
+            isinstance(s, (cst.Import, cst.ImportFrom)) for s in stmt.body
+        ):
+            last_import = i
+        elif last_import >= 0:
+            break
+    return last_import + 1 if last_import >= 0 else index
+
+
+def add_imports(module: cst.Module, needed: list[str], position: int) -> cst.Module:
+    """Add the `import x` statements the fixes need, once, unless the module binds them."""
+    table = collect_imports(module)
+    bound = {b.name: b.qname for b in table.bindings if b.scope is table.module}
+    new_lines = []
+    for statement in dict.fromkeys(needed):
+        name, qname = _binding_of(statement)
+        if bound.get(name) == qname:
+            continue
+        if name in bound:
+            raise FixError(f"the fix needs `{statement}` but `{name}` is already {bound[name]}")
+        bound[name] = qname
+        new_lines.append(cst.parse_statement(statement + "\n"))
+    if not new_lines:
+        return module
+    at = position if 0 <= position <= len(module.body) else _import_block_end(module)
+    body = list(module.body)
+    body[at:at] = new_lines
+    return module.with_changes(body=body)
+
+
+def _imports_used(edit: Edit) -> list[str]:
+    """The edit's imports whose name its rendered code really uses (an empty replacement,
+    such as the cpu target's synchronize, needs none)."""
+    params = edit.params
+    texts = [params.get("template", ""), params.get("func", "")]
+    texts += list(params.get("set-keywords", {}).values())
+    texts += list(params.get("default-keywords", {}).values())
+    rendered = " ".join(actions.render(t, edit.variables) for t in texts if t)
+    used = []
+    for statement in params.get("imports", []):
+        name, _ = _binding_of(statement)
+        if re.search(rf"\b{re.escape(name)}\b", rendered):
+            used.append(statement)
+    return used
+
+
+def apply(
+    module: cst.Module, hits: list[Hit], legacy_imports: tuple[str, ...]
+) -> tuple[cst.Module, list[Edit], list[tuple[Edit, str]]]:
+    """Apply the edits of `hits` in one transform; then imports left unused that match
+    `legacy_imports` are removed and the imports the edits need are added."""
+    expression_edits: dict[int, list[Edit]] = {}
+    statement_edits: dict[int, list[Edit]] = {}
+    dirty: set[int] = set()
+    for hit in hits:
+        edit = hit.edit
+        if edit is None:
+            continue
+        bucket = statement_edits if edit.statement_level else expression_edits
+        bucket.setdefault(id(edit.target), []).append(edit)
+        dirty.update(hit.statements)
+    applier = _Applier(expression_edits, statement_edits, dirty)
+    new = module.visit(applier)
+    needed = [imp for edit in applier.applied for imp in _imports_used(edit)]
+    position = -1
+    if legacy_imports and applier.applied:
+        new, position = clean_imports(new, legacy_imports)
+    if needed:
+        new = add_imports(new, needed, position)
+    return new, applier.applied, applier.declined

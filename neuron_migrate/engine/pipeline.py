@@ -1,0 +1,325 @@
+"""One file, start to end: bytes -> prefilter -> parse once -> match -> findings (-> fix -> write)."""
+
+from __future__ import annotations
+
+import ast
+import io
+import os
+import tempfile
+import tokenize
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from neuron_migrate.engine.ruleset import RuleSet
+from neuron_migrate.model import FileResult, Finding, Fix, Safety, Severity, Span
+from neuron_migrate.packs import Rule
+from neuron_migrate.settings import Settings, Target, ignored_codes_for
+
+PARSE_ERROR = ("NM000", "parse-error")
+UNUSED_IMPORT_KIND = "unused-import"
+MAX_FIX_ROUNDS = 4
+
+
+@dataclass(frozen=True)
+class Options:
+    fix: bool = False
+    unsafe_fixes: bool = False
+    diff: bool = False
+
+    @property
+    def rewrites(self) -> bool:
+        return self.fix or self.diff
+
+
+@dataclass
+class Job:
+    """What every file of a run shares; built once per process."""
+
+    rules: tuple[Rule, ...]
+    settings: Settings
+    options: Options
+    _rulesets: dict[tuple[str, ...], RuleSet] = field(default_factory=dict, repr=False)
+
+    def __post_init__(self) -> None:
+        self.target: Target = self.settings.target
+
+    def ruleset_for(self, relative: str) -> RuleSet:
+        ignored = ignored_codes_for(self.settings, relative)
+        key = tuple(sorted(set(ignored)))
+        if key not in self._rulesets:
+            rules = self.rules
+            if key:
+                rules = tuple(r for r in rules if not any(_covers(sel, r) for sel in key))
+            self._rulesets[key] = RuleSet.build(rules)
+        return self._rulesets[key]
+
+
+def _covers(selector: str, rule: Rule) -> bool:
+    return selector == "ALL" or selector == rule.name or rule.code.startswith(selector)
+
+
+def problem(path: str, reason: str, span: Span | None = None) -> Finding:
+    return Finding(
+        path=path,
+        code=PARSE_ERROR[0],
+        name=PARSE_ERROR[1],
+        severity=Severity.ERROR,
+        message=reason,
+        span=span or Span(1, 1, 1, 1),
+    )
+
+
+# ---- reading and writing --------------------------------------------------------------------
+
+
+@dataclass
+class Decoded:
+    text: str
+    encoding: str
+
+
+class DecodeProblem(Exception):
+    pass
+
+
+def decode(data: bytes) -> Decoded:
+    if b"\x00" in data:
+        raise DecodeProblem("binary file (contains NUL bytes)")
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError as exc:
+        raise DecodeProblem(f"bad coding cookie: {exc}") from None
+    try:
+        return Decoded(data.decode(encoding), encoding)
+    except (UnicodeDecodeError, LookupError) as exc:
+        raise DecodeProblem(f"cannot decode as {encoding}: {exc.reason if hasattr(exc, 'reason') else exc}") from None
+
+
+def write_atomic(path: Path, data: bytes, expected: bytes) -> None:
+    """Write via a temporary file in the same folder and os.replace, keeping the file mode.
+    Refuses when the file changed on disk since it was read."""
+    stat = path.stat()
+    if not os.access(path, os.W_OK):
+        raise OSError("file is read-only; not fixed")
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".nm-tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(tmp, stat.st_mode & 0o7777)
+        if path.read_bytes() != expected:
+            raise OSError("file changed on disk while it was being fixed; not overwritten")
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+# ---- analysis -------------------------------------------------------------------------------
+
+
+@dataclass
+class Analysis:
+    module: object
+    hits: list
+    findings: list[Finding]
+    # hits that are not suppressed, with the finding each became
+    live: list[tuple[object, Finding]]
+
+
+def _line_text(lines: list[str], number: int) -> str:
+    return lines[number - 1] if 0 < number <= len(lines) else ""
+
+
+def _replacement(module, hit) -> str | None:
+    """The fixed text of the reported node, or None when the edit declines here."""
+    import libcst as cst
+
+    from neuron_migrate.actions import edits as actions
+
+    edit = hit.edit
+    try:
+        if edit.statement_level:
+            result = actions.STATEMENT_ACTIONS[edit.action](edit.target, edit.params, edit.variables)
+            if not isinstance(result, list):
+                return module.code_for_node(result)
+            parts = []
+            for item in result:
+                if item is actions.KEEP:
+                    parts.append(module.code_for_node(edit.target))
+                elif isinstance(item, cst.CSTNode):
+                    parts.append(module.code_for_node(item).strip("\r\n"))
+            return "\n".join(parts)
+        new = actions.EXPRESSION_ACTIONS[edit.action](edit.target, edit.params, edit.variables)
+        return module.code_for_node(new)
+    except actions.Decline:
+        return None
+
+
+def analyze(text: str, path: str, job: Job, ruleset: RuleSet) -> Analysis:
+    import libcst as cst
+
+    from neuron_migrate.engine.matcher import Matcher
+    from neuron_migrate.engine.noqa import suppresses
+    from neuron_migrate.engine.positions import node_spans
+    from neuron_migrate.engine.scopes import collect_imports
+
+    module = cst.parse_module(text)
+    table = collect_imports(module)
+    matcher = Matcher(module, table, ruleset, job.target, {"compile": job.settings.compile})
+    module.visit(matcher)
+    hits = matcher.hits
+    spans = node_spans(module, [h.node for h in hits])
+    lines = text.splitlines()
+    findings: list[Finding] = []
+    live = []
+    for hit in hits:
+        span = spans.get(id(hit.node), Span(1, 1, 1, 1))
+        first, last = _line_text(lines, span.line), _line_text(lines, span.end_line)
+        if suppresses(first, hit.rule.code) or suppresses(last, hit.rule.code):
+            continue
+        fix = None
+        if hit.edit is not None:
+            replacement = _replacement(module, hit)
+            if replacement is not None:
+                fix = Fix(hit.pattern.safety, replacement)
+        finding = Finding(
+            path=path,
+            code=hit.rule.code,
+            name=hit.rule.name,
+            severity=hit.rule.severity,
+            message=hit.message,
+            span=span,
+            fix=fix,
+            source_line=first,
+        )
+        findings.append(finding)
+        live.append((hit, finding))
+    findings.sort(key=Finding.sort_key)
+    return Analysis(module, hits, findings, live)
+
+
+def _wanted(finding: Finding, options: Options) -> bool:
+    fix = finding.fix
+    return fix is not None and (fix.safety is Safety.SAFE or options.unsafe_fixes)
+
+
+def _legacy_import_names(ruleset: RuleSet) -> tuple[str, ...]:
+    return tuple(name for entry in ruleset.unused_imports for name in entry.pattern.names)
+
+
+def fix_text(text: str, path: str, job: Job, ruleset: RuleSet) -> tuple[str, int, Analysis]:
+    """Apply fixes until none is left (a few rounds at most). Returns the new text, the number
+    of findings fixed and the analysis of the new text."""
+    from neuron_migrate.engine import fixer
+
+    legacy = _legacy_import_names(ruleset)
+    analysis = analyze(text, path, job, ruleset)
+    fixed = 0
+    for _ in range(MAX_FIX_ROUNDS):
+        chosen = [hit for hit, finding in analysis.live if _wanted(finding, job.options)]
+        if not chosen:
+            break
+        editing = [h for h in chosen if h.pattern.kind != UNUSED_IMPORT_KIND]
+        new_module, applied, _declined = fixer.apply(analysis.module, editing, legacy)
+        if not editing:
+            new_module, _ = fixer.clean_imports(analysis.module, legacy)
+        new_text = new_module.code
+        if new_text == text:
+            break
+        fixed += len(chosen)
+        text = new_text
+        analysis = analyze(text, path, job, ruleset)
+    return text, fixed, analysis
+
+
+def check_source(text: str, path: str, job: Job, relative: str | None = None) -> FileResult:
+    """Check (and with fix/diff options, fix) source text. No file I/O."""
+    import libcst as cst
+
+    from neuron_migrate.engine.fixer import FixError
+
+    ruleset = job.ruleset_for(relative if relative is not None else path)
+    result = FileResult(path=path, original_source=text)
+    if not ruleset.wants(text.encode("utf-8", "surrogatepass")):
+        return result
+    try:
+        if job.options.rewrites:
+            new_text, fixed, analysis = fix_text(text, path, job, ruleset)
+            if new_text != text:
+                _verify(text, new_text)
+                result.fixed_source = new_text
+                result.applied = fixed
+        else:
+            analysis = analyze(text, path, job, ruleset)
+        result.findings = analysis.findings
+    except cst.ParserSyntaxError as exc:
+        result.findings = [
+            problem(path, f"syntax error: {exc.message}", Span(exc.raw_line, exc.raw_column + 1, exc.raw_line, exc.raw_column + 1))
+        ]
+    except RecursionError:
+        result.findings = [problem(path, "too deeply nested to parse")]
+    except FixError as exc:
+        result.error = f"not fixed: {exc}"
+        result.findings = analyze(text, path, job, ruleset).findings
+    return result
+
+
+class VerifyError(Exception):
+    pass
+
+
+def _verify(old: str, new: str) -> None:
+    """The fixed code must parse (with this Python's own parser, when the original did)."""
+    import libcst as cst
+
+    try:
+        cst.parse_module(new)
+    except cst.ParserSyntaxError as exc:
+        raise VerifyError(f"fixed code does not parse: {exc.message}") from None
+    try:
+        ast.parse(old)
+    except SyntaxError:
+        return
+    try:
+        ast.parse(new)
+    except SyntaxError as exc:
+        raise VerifyError(f"fixed code does not parse: {exc.msg}") from None
+
+
+def check_path(path: Path, display: str, relative: str, job: Job) -> FileResult:
+    """Read a file, check it, and with --fix write it back atomically."""
+    try:
+        data = path.read_bytes()
+    except IsADirectoryError:
+        return FileResult(display, findings=[problem(display, "is a folder, not a file")])
+    except OSError as exc:
+        return FileResult(display, findings=[problem(display, f"cannot read: {exc.strerror or exc}")])
+    ruleset = job.ruleset_for(relative)
+    if not ruleset.wants(data):
+        return FileResult(display)
+    try:
+        decoded = decode(data)
+    except DecodeProblem as exc:
+        return FileResult(display, findings=[problem(display, str(exc))])
+    try:
+        result = check_source(decoded.text, display, job, relative)
+    except VerifyError as exc:
+        result = FileResult(display, error=f"internal error: {exc}; the file was left alone")
+        return result
+    except Exception as exc:  # noqa: BLE001 - one file's failure must not stop the run
+        return FileResult(
+            display,
+            error=f"internal error: {type(exc).__name__}: {exc} (please report it with this file)",
+        )
+    if result.fixed_source is not None and job.options.fix:
+        try:
+            write_atomic(path, result.fixed_source.encode(decoded.encoding), data)
+            result.written = True
+        except (OSError, UnicodeEncodeError) as exc:
+            result.error = f"not fixed: {getattr(exc, 'strerror', None) or exc}"
+    return result

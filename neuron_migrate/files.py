@@ -1,0 +1,128 @@
+"""Which files a run reads: the paths given, minus .gitignore, excludes and common folders."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pathspec
+
+from neuron_migrate.settings import DEFAULT_EXCLUDES, Settings, path_matches
+
+PYTHON_SUFFIXES = (".py", ".pyi")
+
+
+@dataclass(frozen=True)
+class Discovered:
+    path: Path
+    # why a path could not be used (missing, unreadable folder, ...); None for a file to check
+    problem: str | None = None
+
+
+def _relative(path: Path, root: Path) -> str:
+    try:
+        return path.resolve().relative_to(root).as_posix()
+    except ValueError:
+        return path.as_posix()
+
+
+def _gitignore(folder: Path) -> pathspec.PathSpec | None:
+    ignore_file = folder / ".gitignore"
+    try:
+        lines = ignore_file.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return None
+    return pathspec.PathSpec.from_lines("gitwildmatch", lines)
+
+
+def _git_root(folder: Path) -> Path | None:
+    for candidate in [folder, *folder.parents]:
+        if (candidate / ".git").exists():
+            return candidate
+    return None
+
+
+class _Ignores:
+    """The .gitignore files that apply in a folder: each one's folder and its patterns."""
+
+    def __init__(self, start: Path):
+        self.specs: list[tuple[Path, pathspec.PathSpec]] = []
+        root = _git_root(start)
+        if root is not None:
+            chain = [start, *start.parents]
+            for folder in reversed(chain[: chain.index(root) + 1]):
+                spec = _gitignore(folder)
+                if spec is not None:
+                    self.specs.append((folder, spec))
+
+    def ignored(self, path: Path, is_dir: bool) -> bool:
+        for folder, spec in self.specs:
+            try:
+                rel = path.relative_to(folder).as_posix()
+            except ValueError:
+                continue
+            if spec.match_file(rel + ("/" if is_dir else "")):
+                return True
+        return False
+
+
+def _excluded(path: Path, settings: Settings) -> bool:
+    if path.name in DEFAULT_EXCLUDES:
+        return True
+    rel = _relative(path, settings.root)
+    return any(path_matches(rel, p) for p in settings.exclude + settings.extend_exclude)
+
+
+def discover(paths: list[Path], settings: Settings, force_exclude: bool = False) -> Iterator[Discovered]:
+    """Files to check, in a stable order. A file named on the command line is read even when
+    excluded (as ruff does), unless force_exclude."""
+    seen: set[Path] = set()
+    for given in paths:
+        if not given.exists() and not given.is_symlink():
+            yield Discovered(given, "no such file or folder")
+            continue
+        if given.is_dir():
+            yield from _walk(given, settings, seen)
+        elif force_exclude and _excluded(given, settings):
+            continue
+        else:
+            key = given.resolve()
+            if key not in seen:
+                seen.add(key)
+                yield Discovered(given)
+
+
+def _walk(top: Path, settings: Settings, seen: set[Path]) -> Iterator[Discovered]:
+    ignores = _Ignores(top.resolve())
+    stack = [top]
+    while stack:
+        folder = stack.pop()
+        spec = _gitignore(folder) if folder != top else None
+        if spec is not None:
+            ignores.specs.append((folder.resolve(), spec))
+        try:
+            entries = sorted(os.scandir(folder), key=lambda e: e.name)
+        except OSError as exc:
+            yield Discovered(folder, f"cannot read folder: {exc.strerror or exc}")
+            continue
+        subfolders = []
+        for entry in entries:
+            path = Path(entry.path)
+            try:
+                is_dir = entry.is_dir()
+            except OSError:
+                is_dir = False
+            if _excluded(path, settings) or ignores.ignored(path.resolve(), is_dir):
+                continue
+            if is_dir:
+                if entry.is_symlink():
+                    continue  # never follow folder links: loops and trees outside the project
+                subfolders.append(path)
+            elif entry.name.endswith(PYTHON_SUFFIXES):
+                key = path.resolve()
+                if key not in seen:
+                    seen.add(key)
+                    yield Discovered(path)
+        stack.extend(reversed(subfolders))

@@ -1,0 +1,298 @@
+"""Load and validate rule packs (rules/*.toml) into Rule objects.
+
+A pack is data: codes, names, messages, what to match and which named action fixes it.
+The engine knows the kinds of match and the actions; it knows no rule by name.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from neuron_migrate.actions.catalog import ACTION_PARAMS
+from neuron_migrate.model import Safety, Severity
+from neuron_migrate.tomlread import tomllib
+
+MATCH_KINDS = {
+    "call",  # a call of a qualified name
+    "reference",  # any use of a qualified name (name, attribute, call)
+    "import",  # an import statement of a module
+    "device-string",  # a string literal used as a device
+    "module-placement",  # a module moved to the device (`model.to(device)`)
+    "unused-import",  # a legacy import whose names are not used
+}
+WHERE = {"any", "statement", "value", "with-item", "decorator"}
+ARGS = {"any", "none", "some"}
+CONDITIONS = {
+    "compile-backend-differs",  # torch.compile with a backend or mode the target does not want
+    "single-index-argument",  # a call whose only argument is a device index
+}
+PATTERN_KEYS = {
+    "kind",
+    "names",
+    "where",
+    "args",
+    "when",
+    "action",
+    "safety",
+    "message",
+    "triggers",
+    "needs-setting",
+} | {key for params in ACTION_PARAMS.values() for key in params}
+RULE_KEYS = {
+    "code",
+    "name",
+    "severity",
+    "message",
+    "why",
+    "fix",
+    "source",
+    "match",
+    "example",
+    "ok",
+}
+CODE_RE = re.compile(r"^NM[0-9]{3}$")
+NAME_RE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
+
+
+class PackError(Exception):
+    """A rule pack that cannot be used; the message names the file and the field."""
+
+
+@dataclass(frozen=True)
+class Pattern:
+    kind: str
+    names: tuple[str, ...] = ()
+    where: str = "any"
+    args: str = "any"
+    when: str | None = None
+    action: str | None = None
+    safety: Safety | None = None
+    message: str | None = None
+    triggers: tuple[str, ...] = ()
+    needs_setting: str | None = None
+    params: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
+
+
+@dataclass(frozen=True)
+class Example:
+    before: str
+    after: str | None
+    settings: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
+
+
+@dataclass(frozen=True)
+class Rule:
+    code: str
+    name: str
+    pack: str
+    severity: Severity
+    message: str
+    why: str
+    fix_text: str
+    source: str
+    patterns: tuple[Pattern, ...]
+    examples: tuple[Example, ...]
+    ok: tuple[str, ...]
+
+    @property
+    def fix_safety(self) -> str:
+        """What the rule can do, for tables: safe, unsafe, manual, or a mix like 'safe / manual'."""
+        kinds = []
+        for pattern in self.patterns:
+            kind = pattern.safety.value if pattern.safety else "manual"
+            if kind not in kinds:
+                kinds.append(kind)
+        order = ["safe", "unsafe", "manual"]
+        return " / ".join(sorted(kinds, key=order.index))
+
+
+def _fail(path: Path, where: str, what: str) -> PackError:
+    return PackError(f"{path}: {where}: {what}")
+
+
+def _str(path: Path, where: str, data: dict, key: str, required: bool = True) -> str | None:
+    value = data.get(key)
+    if value is None:
+        if required:
+            raise _fail(path, where, f"missing required field `{key}`")
+        return None
+    if not isinstance(value, str) or not value.strip():
+        raise _fail(path, where, f"`{key}` must be a non-empty string")
+    return value
+
+
+def _str_list(path: Path, where: str, data: dict, key: str) -> tuple[str, ...]:
+    value = data.get(key, [])
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+        raise _fail(path, where, f"`{key}` must be a list of strings")
+    return tuple(value)
+
+
+def _pattern(path: Path, where: str, data: Any) -> Pattern:
+    if not isinstance(data, dict):
+        raise _fail(path, where, "must be a table")
+    unknown = sorted(set(data) - PATTERN_KEYS)
+    if unknown:
+        raise _fail(path, where, f"unknown field `{unknown[0]}`")
+    kind = _str(path, where, data, "kind")
+    if kind not in MATCH_KINDS:
+        raise _fail(path, where, f"`kind` must be one of {sorted(MATCH_KINDS)}, not {kind!r}")
+    names = _str_list(path, where, data, "names")
+    if kind in {"call", "reference", "import", "unused-import"} and not names:
+        raise _fail(path, where, f"`names` is required for kind {kind!r}")
+    where_value = data.get("where", "any")
+    if where_value not in WHERE:
+        raise _fail(path, where, f"`where` must be one of {sorted(WHERE)}")
+    args = data.get("args", "any")
+    if args not in ARGS:
+        raise _fail(path, where, f"`args` must be one of {sorted(ARGS)}")
+    when = data.get("when")
+    if when is not None and when not in CONDITIONS:
+        raise _fail(path, where, f"`when` must be one of {sorted(CONDITIONS)}")
+    action = data.get("action")
+    safety = data.get("safety")
+    params: dict[str, Any] = {}
+    if action is not None:
+        if action not in ACTION_PARAMS:
+            raise _fail(path, where, f"unknown action {action!r}; known: {sorted(ACTION_PARAMS)}")
+        if safety not in ("safe", "unsafe"):
+            raise _fail(path, where, "`safety` must be 'safe' or 'unsafe' when there is an action")
+        allowed = ACTION_PARAMS[action]
+        for key in set(data) & (PATTERN_KEYS - allowed):
+            if any(key in other for other in ACTION_PARAMS.values()):
+                raise _fail(path, where, f"field `{key}` does not go with action {action!r}")
+        params = {key: data[key] for key in allowed if key in data}
+    elif safety is not None:
+        raise _fail(path, where, "`safety` without an `action`")
+    else:
+        for key in data:
+            if any(key in other for other in ACTION_PARAMS.values()):
+                raise _fail(path, where, f"field `{key}` needs an `action`")
+    triggers = _str_list(path, where, data, "triggers")
+    for trigger in triggers:
+        try:
+            re.compile(trigger.encode())
+        except re.error as exc:
+            raise _fail(path, where, f"trigger {trigger!r} is not a valid regex: {exc}") from None
+    return Pattern(
+        kind=kind,
+        names=names,
+        where=where_value,
+        args=args,
+        when=when,
+        action=action,
+        safety=Safety(safety) if safety else None,
+        message=_str(path, where, data, "message", required=False),
+        triggers=triggers,
+        needs_setting=_str(path, where, data, "needs-setting", required=False),
+        params=params,
+    )
+
+
+def _rule(path: Path, pack: str, index: int, data: Any) -> Rule:
+    where = f"rule #{index + 1}"
+    if not isinstance(data, dict):
+        raise _fail(path, where, "must be a table")
+    code = _str(path, where, data, "code")
+    where = f"rule {code}"
+    unknown = sorted(set(data) - RULE_KEYS)
+    if unknown:
+        raise _fail(path, where, f"unknown field `{unknown[0]}`")
+    if not CODE_RE.match(code):
+        raise _fail(path, where, "`code` must look like NM123")
+    name = _str(path, where, data, "name")
+    if not NAME_RE.match(name):
+        raise _fail(path, where, "`name` must be kebab-case")
+    severity = _str(path, where, data, "severity")
+    if severity not in {s.value for s in Severity}:
+        raise _fail(path, where, "`severity` must be error, warning or info")
+    matches = data.get("match")
+    if not isinstance(matches, list) or not matches:
+        raise _fail(path, where, "needs at least one [[rule.match]]")
+    patterns = tuple(
+        _pattern(path, f"{where}: match #{i + 1}", m) for i, m in enumerate(matches)
+    )
+    examples = []
+    for i, ex in enumerate(data.get("example", [])):
+        ex_where = f"{where}: example #{i + 1}"
+        if not isinstance(ex, dict):
+            raise _fail(path, ex_where, "must be a table")
+        unknown = sorted(set(ex) - {"before", "after", "settings"})
+        if unknown:
+            raise _fail(path, ex_where, f"unknown field `{unknown[0]}`")
+        settings = ex.get("settings", {})
+        if not isinstance(settings, dict):
+            raise _fail(path, ex_where, "`settings` must be a table")
+        examples.append(
+            Example(
+                before=_str(path, ex_where, ex, "before"),
+                after=_str(path, ex_where, ex, "after", required=False),
+                settings=settings,
+            )
+        )
+    return Rule(
+        code=code,
+        name=name,
+        pack=pack,
+        severity=Severity(severity),
+        message=_str(path, where, data, "message"),
+        why=_str(path, where, data, "why"),
+        fix_text=_str(path, where, data, "fix"),
+        source=_str(path, where, data, "source"),
+        patterns=patterns,
+        examples=tuple(examples),
+        ok=_str_list(path, where, data, "ok"),
+    )
+
+
+def load_pack(path: Path) -> list[Rule]:
+    """Read one pack file. Raises PackError naming the file and the field."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise PackError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise PackError(f"{path}: not valid TOML: {exc}") from None
+    pack = data.get("pack", {})
+    if not isinstance(pack, dict) or not isinstance(pack.get("name"), str):
+        raise _fail(path, "[pack]", "missing required field `name`")
+    rules = data.get("rule")
+    if not isinstance(rules, list) or not rules:
+        raise _fail(path, "[[rule]]", "a pack needs at least one rule")
+    return [_rule(path, pack["name"], i, r) for i, r in enumerate(rules)]
+
+
+def builtin_rules_dir() -> Path:
+    """rules/ inside the installed package (wheel), else beside the package (source checkout)."""
+    here = Path(__file__).resolve().parent
+    for candidate in (here / "rules", here.parent / "rules"):
+        if (candidate / "xla.toml").is_file():
+            return candidate
+    raise PackError(f"built-in rule packs not found next to {here}")
+
+
+@lru_cache(maxsize=8)
+def _load_all(extra: tuple[str, ...]) -> tuple[Rule, ...]:
+    paths = sorted(p for p in builtin_rules_dir().glob("*.toml") if p.name != "targets.toml")
+    paths += [Path(p) for p in extra]
+    rules: list[Rule] = []
+    seen: dict[str, Path] = {}
+    for path in paths:
+        for rule in load_pack(path):
+            for key in (rule.code, rule.name):
+                if key in seen:
+                    raise PackError(f"{path}: rule {rule.code}: `{key}` is also defined in {seen[key]}")
+                seen[key] = path
+            rules.append(rule)
+    return tuple(sorted(rules, key=lambda r: r.code))
+
+
+def load_rules(extra_packs: tuple[str, ...] = ()) -> tuple[Rule, ...]:
+    """Every rule of the built-in packs plus the user's packs, sorted by code."""
+    return _load_all(tuple(extra_packs))

@@ -1,0 +1,102 @@
+"""The library API behind the command line: run(paths, settings, options) -> RunResult."""
+
+from __future__ import annotations
+
+import os
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from neuron_migrate.engine.pipeline import Job, Options, check_path, check_source, problem
+from neuron_migrate.files import discover
+from neuron_migrate.model import FileResult, Finding
+from neuron_migrate.packs import Rule, load_rules
+from neuron_migrate.settings import Settings, select_rules
+
+# below this many files a process pool costs more than it saves
+POOL_THRESHOLD = 64
+
+
+@dataclass
+class RunResult:
+    files: list[FileResult] = field(default_factory=list)
+
+    @property
+    def findings(self) -> list[Finding]:
+        return sorted((f for r in self.files for f in r.findings), key=Finding.sort_key)
+
+    @property
+    def errors(self) -> list[FileResult]:
+        return [r for r in self.files if r.error]
+
+    @property
+    def fixed(self) -> int:
+        return sum(r.applied for r in self.files)
+
+
+def enabled_rules(settings: Settings) -> tuple[Rule, ...]:
+    return select_rules(settings, load_rules(settings.packs))
+
+
+def _display(path: Path) -> str:
+    try:
+        return os.path.relpath(path)
+    except ValueError:
+        return str(path)
+
+
+def _relative(path: Path, root: Path) -> str:
+    try:
+        return path.resolve().relative_to(root).as_posix()
+    except ValueError:
+        return path.as_posix()
+
+
+_worker_job: Job | None = None
+
+
+def _init_worker(rules: tuple[Rule, ...], settings: Settings, options: Options) -> None:
+    global _worker_job
+    _worker_job = Job(rules, settings, options)
+
+
+def _work(item: tuple[str, str, str]) -> FileResult:
+    path, display, relative = item
+    assert _worker_job is not None
+    return check_path(Path(path), display, relative, _worker_job)
+
+
+def run(
+    paths: list[Path],
+    settings: Settings,
+    options: Options,
+    jobs: int | None = None,
+    force_exclude: bool = False,
+) -> RunResult:
+    rules = enabled_rules(settings)
+    job = Job(rules, settings, options)
+    result = RunResult()
+    items = []
+    for found in discover(paths, settings, force_exclude=force_exclude):
+        display = _display(found.path)
+        if found.problem:
+            result.files.append(FileResult(display, findings=[problem(display, found.problem)]))
+            continue
+        items.append((str(found.path), display, _relative(found.path, settings.root)))
+    jobs = jobs or os.cpu_count() or 1
+    if jobs > 1 and len(items) >= POOL_THRESHOLD:
+        with ProcessPoolExecutor(
+            max_workers=jobs, initializer=_init_worker, initargs=(rules, settings, options)
+        ) as pool:
+            result.files.extend(pool.map(_work, items, chunksize=max(1, len(items) // (jobs * 8))))
+    else:
+        for path, display, relative in items:
+            result.files.append(check_path(Path(path), display, relative, job))
+    result.files.sort(key=lambda r: r.path)
+    return result
+
+
+def run_source(text: str, filename: str, settings: Settings, options: Options) -> FileResult:
+    """Check source text given directly (stdin, editors, tests)."""
+    job = Job(enabled_rules(settings), settings, options)
+    return check_source(text, filename, job, _relative(Path(filename), settings.root))

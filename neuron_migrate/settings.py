@@ -1,0 +1,234 @@
+"""Settings: `[tool.neuron-migrate]` in the nearest pyproject.toml, merged with command-line options."""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from neuron_migrate.packs import Rule, builtin_rules_dir
+from neuron_migrate.tomlread import tomllib
+
+DEFAULT_EXCLUDES = (
+    ".git",
+    ".hg",
+    ".svn",
+    ".venv",
+    "venv",
+    ".tox",
+    ".nox",
+    "build",
+    "dist",
+    "__pycache__",
+    "node_modules",
+    ".mypy_cache",
+    ".pytest_cache",
+    ".ruff_cache",
+    ".neuron_migrate_cache",
+    "site-packages",
+)
+DEVICE_RE = re.compile(r"^[a-z][a-z0-9_]*$")
+
+
+class ConfigError(Exception):
+    """A configuration the run cannot use (exit code 2)."""
+
+
+@dataclass(frozen=True)
+class Target:
+    device: str
+    compile_backend: str
+    process_group: str
+    synchronize: str
+
+    def placeholders(self) -> dict[str, str]:
+        """What `{device}` and friends become in an action's template."""
+        return {
+            "device": f'"{self.device}"',
+            "device_name": self.device,
+            "backend": f'"{self.compile_backend}"',
+            "process_group": f'"{self.process_group}"',
+            "synchronize": self.synchronize,
+        }
+
+
+def load_target(device: str) -> Target:
+    if not DEVICE_RE.match(device):
+        raise ConfigError(f"target-device {device!r} is not a device type such as neuron, cpu, cuda")
+    data = tomllib.loads((builtin_rules_dir() / "targets.toml").read_text(encoding="utf-8"))
+    entry = data["target"].get(device, data["target"]["other"])
+    return Target(
+        device=device,
+        compile_backend=entry["compile-backend"],
+        process_group=entry["process-group"],
+        synchronize=entry["synchronize"],
+    )
+
+
+@dataclass(frozen=True)
+class Settings:
+    select: tuple[str, ...] = ("ALL",)
+    extend_select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+    per_file_ignores: dict[str, tuple[str, ...]] = field(default_factory=dict, hash=False)
+    exclude: tuple[str, ...] = ()
+    extend_exclude: tuple[str, ...] = ()
+    target_device: str = "neuron"
+    compile: bool = False
+    packs: tuple[str, ...] = ()
+    root: Path = field(default_factory=Path.cwd)
+    config_path: Path | None = None
+
+    def with_overrides(self, **changes: Any) -> Settings:
+        return replace(self, **{k: v for k, v in changes.items() if v is not None})
+
+    @property
+    def target(self) -> Target:
+        return load_target(self.target_device)
+
+    def fingerprint(self) -> str:
+        """What the results depend on besides the file itself (for the cache)."""
+        return repr(
+            (
+                self.select,
+                self.extend_select,
+                self.ignore,
+                sorted(self.per_file_ignores.items()),
+                self.target_device,
+                self.compile,
+                self.packs,
+            )
+        )
+
+
+_KEYS = {
+    "select": "codes",
+    "extend-select": "codes",
+    "ignore": "codes",
+    "per-file-ignores": "table",
+    "exclude": "globs",
+    "extend-exclude": "globs",
+    "target-device": "str",
+    "compile": "bool",
+    "packs": "globs",
+}
+
+
+def _check(path: Path, key: str, value: Any) -> Any:
+    kind = _KEYS[key]
+    where = f"{path}: [tool.neuron-migrate] {key}"
+    if kind in ("codes", "globs"):
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise ConfigError(f"{where}: expected a list of strings")
+        return tuple(value)
+    if kind == "str":
+        if not isinstance(value, str):
+            raise ConfigError(f"{where}: expected a string")
+        return value
+    if kind == "bool":
+        if not isinstance(value, bool):
+            raise ConfigError(f"{where}: expected true or false")
+        return value
+    if not isinstance(value, dict) or not all(
+        isinstance(v, list) and all(isinstance(c, str) for c in v) for v in value.values()
+    ):
+        raise ConfigError(f"{where}: expected a table of glob = [codes]")
+    return {glob: tuple(codes) for glob, codes in value.items()}
+
+
+def _section(path: Path) -> dict[str, Any] | None:
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read: {exc}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    if path.name == "pyproject.toml":
+        return data.get("tool", {}).get("neuron-migrate")
+    return data
+
+
+def find_config(start: Path) -> Path | None:
+    """The nearest pyproject.toml with a [tool.neuron-migrate] table, from start upwards."""
+    start = start.resolve()
+    for folder in [start, *start.parents] if start.is_dir() else list(start.parents):
+        candidate = folder / "pyproject.toml"
+        if candidate.is_file():
+            try:
+                if _section(candidate) is not None:
+                    return candidate
+            except ConfigError:
+                return candidate  # let load_settings report it
+    return None
+
+
+def load_settings(config: Path | None, start: Path) -> Settings:
+    """Settings from an explicit --config file, else from the nearest pyproject.toml."""
+    path = config or find_config(start)
+    if path is None:
+        return Settings(root=start.resolve() if start.is_dir() else start.resolve().parent)
+    if not path.is_file():
+        raise ConfigError(f"{path}: config file not found")
+    section = _section(path) or {}
+    values: dict[str, Any] = {}
+    for key, value in section.items():
+        if key not in _KEYS:
+            raise ConfigError(f"{path}: [tool.neuron-migrate]: unknown setting `{key}`")
+        values[key.replace("-", "_")] = _check(path, key, value)
+    root = path.resolve().parent
+    if "packs" in values:
+        values["packs"] = tuple(str((root / p).resolve()) for p in values["packs"])
+    settings = Settings(root=root, config_path=path.resolve(), **values)
+    settings.target  # validates target-device early  # noqa: B018
+    return settings
+
+
+def _specificity(selector: str, rule: Rule) -> int:
+    """How specifically a selector names a rule: -1 not at all, else the prefix length."""
+    if selector == "ALL":
+        return 0
+    if selector == rule.name:
+        return 99
+    return len(selector) if rule.code.startswith(selector) else -1
+
+
+def validate_selectors(selectors: tuple[str, ...], rules: tuple[Rule, ...], what: str) -> None:
+    for selector in selectors:
+        if not any(_specificity(selector, rule) >= 0 for rule in rules):
+            raise ConfigError(f"{what}: unknown rule selector `{selector}`")
+
+
+def enabled(rule: Rule, select: tuple[str, ...], ignore: tuple[str, ...]) -> bool:
+    """ruff's resolution: the most specific selector wins; on a tie, ignore wins."""
+    best_select = max((_specificity(s, rule) for s in select), default=-1)
+    best_ignore = max((_specificity(s, rule) for s in ignore), default=-1)
+    return best_select >= 0 and best_select > best_ignore
+
+
+def select_rules(settings: Settings, rules: tuple[Rule, ...]) -> tuple[Rule, ...]:
+    select = settings.select + settings.extend_select
+    for what, selectors in (("select", select), ("ignore", settings.ignore)):
+        validate_selectors(selectors, rules, what)
+    for glob, codes in settings.per_file_ignores.items():
+        validate_selectors(codes, rules, f"per-file-ignores {glob!r}")
+    return tuple(r for r in rules if enabled(r, select, settings.ignore))
+
+
+def path_matches(relative: str, pattern: str) -> bool:
+    """A glob against a path relative to the project root; a pattern without / also matches names."""
+    pattern = pattern.rstrip("/")
+    if fnmatch.fnmatch(relative, pattern) or fnmatch.fnmatch(relative, pattern + "/*"):
+        return True
+    if "/" not in pattern:
+        return any(fnmatch.fnmatch(part, pattern) for part in relative.split("/"))
+    return False
+
+
+def ignored_codes_for(settings: Settings, relative: str) -> tuple[str, ...]:
+    codes: list[str] = []
+    for glob, selectors in settings.per_file_ignores.items():
+        if path_matches(relative, glob):
+            codes.extend(selectors)
+    return tuple(codes)

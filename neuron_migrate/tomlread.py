@@ -1,0 +1,10 @@
+"""tomllib on 3.11+, tomli before."""
+
+import sys
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on 3.10 only
+    import tomli as tomllib
+
+__all__ = ["tomllib"]
