@@ -54,7 +54,9 @@ def main() -> None:
 @main.command()
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
 @click.option("--fix", is_flag=True, help="Apply safe fixes in place.")
-@click.option("--unsafe-fixes", is_flag=True, help="Also apply (and count as fixable) unsafe fixes.")
+@click.option(
+    "--unsafe-fixes", is_flag=True, help="Also apply (and count as fixable) unsafe fixes."
+)
 @click.option("--diff", is_flag=True, help="Print the fixes as unified diffs; write nothing.")
 @click.option("--select", help="Rules to check: codes, prefixes (NM2, NM), names or ALL.")
 @click.option("--extend-select", help="Rules to add to the selection.")
@@ -67,10 +69,14 @@ def main() -> None:
     show_default=True,
 )
 @click.option("--target-device", help="Device the fixes write: neuron (default), cpu, cuda, ...")
-@click.option("--compile/--no-compile", "compile_", default=None, help="Let NM205 insert torch.compile.")
+@click.option(
+    "--compile/--no-compile", "compile_", default=None, help="Let NM205 insert torch.compile."
+)
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
 @click.option("--no-cache", is_flag=True, help="Read every file afresh.")
-@click.option("--config", type=click.Path(path_type=Path, dir_okay=False), help="A pyproject.toml to use.")
+@click.option(
+    "--config", type=click.Path(path_type=Path, dir_okay=False), help="A pyproject.toml to use."
+)
 @click.option("--jobs", "-j", type=click.IntRange(min=1), help="Processes to use (default: CPUs).")
 @click.option("-q", "--quiet", is_flag=True, help="Print findings only, no summary.")
 def check(
@@ -114,7 +120,7 @@ def check(
     for file in result.errors:
         internal = internal or file.error.startswith("internal error")
         click.echo(f"{file.path}: {file.error}", err=True)
-    out = click.get_text_stream("stdout")
+    out = sys.stdout
     if diff:
         changed = [r for r in result.files if r.fixed_source is not None]
         for file in changed:
@@ -132,14 +138,18 @@ def check(
         if not quiet:
             fixed = sum(r.applied for r in changed)
             click.echo(f"Would fix {fixed} finding(s) in {len(changed)} file(s).", err=True)
-        code = EXIT_ERROR if internal else (EXIT_FINDINGS if changed and not exit_zero else EXIT_CLEAN)
+        code = (
+            EXIT_ERROR if internal else (EXIT_FINDINGS if changed and not exit_zero else EXIT_CLEAN)
+        )
         sys.exit(code)
     if output_format == "json":
         sources = {r.code: r.source for r in load_rules(settings.packs)}
         click.echo(json_format.render(findings, sources), nl=False)
     else:
         color = _use_color(out)
-        click.echo(text.render(findings, unsafe_fixes=unsafe_fixes, color=color), nl=False, color=color)
+        click.echo(
+            text.render(findings, unsafe_fixes=unsafe_fixes, color=color), nl=False, color=color
+        )
         if not quiet:
             click.echo(
                 text.summary(findings, unsafe_fixes=unsafe_fixes, fixed=result.fixed, fixing=fix),
@@ -152,9 +162,15 @@ def check(
 
 @main.command()
 @click.option(
-    "--format", "output_format", type=click.Choice(["text", "markdown"]), default="text", show_default=True
+    "--format",
+    "output_format",
+    type=click.Choice(["text", "markdown"]),
+    default="text",
+    show_default=True,
 )
-@click.option("--config", type=click.Path(path_type=Path, dir_okay=False), help="A pyproject.toml to use.")
+@click.option(
+    "--config", type=click.Path(path_type=Path, dir_okay=False), help="A pyproject.toml to use."
+)
 def rules(output_format: str, config: Path | None) -> None:
     """List every rule: code, name, pack, severity and fix."""
     from neuron_migrate import docs
@@ -165,7 +181,11 @@ def rules(output_format: str, config: Path | None) -> None:
     except (ConfigError, PackError) as exc:
         _fail(str(exc))
         return
-    table = docs.markdown_table(all_rules) if output_format == "markdown" else docs.plain_table(all_rules)
+    table = (
+        docs.markdown_table(all_rules)
+        if output_format == "markdown"
+        else docs.plain_table(all_rules)
+    )
     click.echo(table, nl=False)
 
 

@@ -28,13 +28,13 @@ def _relative(path: Path, root: Path) -> str:
         return path.as_posix()
 
 
-def _gitignore(folder: Path) -> pathspec.PathSpec | None:
+def _gitignore(folder: Path) -> pathspec.GitIgnoreSpec | None:
     ignore_file = folder / ".gitignore"
     try:
         lines = ignore_file.read_text(encoding="utf-8", errors="replace").splitlines()
     except OSError:
         return None
-    return pathspec.PathSpec.from_lines("gitwildmatch", lines)
+    return pathspec.GitIgnoreSpec.from_lines(lines)
 
 
 def _git_root(folder: Path) -> Path | None:
@@ -48,7 +48,7 @@ class _Ignores:
     """The .gitignore files that apply in a folder: each one's folder and its patterns."""
 
     def __init__(self, start: Path):
-        self.specs: list[tuple[Path, pathspec.PathSpec]] = []
+        self.specs: list[tuple[Path, pathspec.GitIgnoreSpec]] = []
         root = _git_root(start)
         if root is not None:
             chain = [start, *start.parents]
@@ -75,7 +75,9 @@ def _excluded(path: Path, settings: Settings) -> bool:
     return any(path_matches(rel, p) for p in settings.exclude + settings.extend_exclude)
 
 
-def discover(paths: list[Path], settings: Settings, force_exclude: bool = False) -> Iterator[Discovered]:
+def discover(
+    paths: list[Path], settings: Settings, force_exclude: bool = False
+) -> Iterator[Discovered]:
     """Files to check, in a stable order. A file named on the command line is read even when
     excluded (as ruff does), unless force_exclude."""
     seen: set[Path] = set()

@@ -215,9 +215,7 @@ def _rule(path: Path, pack: str, index: int, data: Any) -> Rule:
     matches = data.get("match")
     if not isinstance(matches, list) or not matches:
         raise _fail(path, where, "needs at least one [[rule.match]]")
-    patterns = tuple(
-        _pattern(path, f"{where}: match #{i + 1}", m) for i, m in enumerate(matches)
-    )
+    patterns = tuple(_pattern(path, f"{where}: match #{i + 1}", m) for i, m in enumerate(matches))
     examples = []
     for i, ex in enumerate(data.get("example", [])):
         ex_where = f"{where}: example #{i + 1}"
@@ -287,7 +285,9 @@ def _load_all(extra: tuple[str, ...]) -> tuple[Rule, ...]:
         for rule in load_pack(path):
             for key in (rule.code, rule.name):
                 if key in seen:
-                    raise PackError(f"{path}: rule {rule.code}: `{key}` is also defined in {seen[key]}")
+                    raise PackError(
+                        f"{path}: rule {rule.code}: `{key}` is also defined in {seen[key]}"
+                    )
                 seen[key] = path
             rules.append(rule)
     return tuple(sorted(rules, key=lambda r: r.code))

@@ -56,7 +56,9 @@ class Target:
 
 def load_target(device: str) -> Target:
     if not DEVICE_RE.match(device):
-        raise ConfigError(f"target-device {device!r} is not a device type such as neuron, cpu, cuda")
+        raise ConfigError(
+            f"target-device {device!r} is not a device type such as neuron, cpu, cuda"
+        )
     data = tomllib.loads((builtin_rules_dir() / "targets.toml").read_text(encoding="utf-8"))
     entry = data["target"].get(device, data["target"]["other"])
     return Target(

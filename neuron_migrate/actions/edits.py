@@ -128,7 +128,9 @@ def replace_device_string(node: cst.SimpleString, params: dict, variables: dict)
         raise Decline("not a plain string")
     _, sep, index = value.partition(":")
     quote_at = len(node.prefix)
-    quote = node.value[quote_at : quote_at + (3 if node.value[quote_at : quote_at + 3] in ('"""', "'''") else 1)]
+    quote = node.value[
+        quote_at : quote_at + (3 if node.value[quote_at : quote_at + 3] in ('"""', "'''") else 1)
+    ]
     new_value = variables["device_name"] + sep + index
     return node.with_changes(value=f"{node.prefix}{quote}{new_value}{quote}")
 
@@ -163,8 +165,14 @@ def unwrap_with(node: cst.With, params: dict, variables: dict) -> list:
             cst.SimpleStatementLine(body=[s.with_changes(semicolon=cst.MaybeSentinel.DEFAULT)])
             for s in body.body
         ]
+        statements[0] = statements[0].with_changes(leading_lines=node.leading_lines)
         return statements
     statements = list(body.body)
+    if statements:
+        # the lines above `with` (comments, blank lines) stay above its first statement
+        statements[0] = statements[0].with_changes(
+            leading_lines=[*node.leading_lines, *statements[0].leading_lines]
+        )
     header = body.header
     if header.comment is not None and statements:
         # `with torch_xla.step():  # comment` keeps its comment above the first statement

@@ -44,13 +44,17 @@ class _Applier(cst.CSTTransformer):
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         return not (
-            self.dirty is not None and isinstance(node, cst.BaseStatement) and id(node) not in self.dirty
+            self.dirty is not None
+            and isinstance(node, cst.BaseStatement)
+            and id(node) not in self.dirty
         )
 
     def on_leave(self, original: cst.CSTNode, updated: cst.CSTNode):
         for edit in self.expression_edits.get(id(original), ()):
             try:
-                updated = actions.EXPRESSION_ACTIONS[edit.action](updated, edit.params, edit.variables)
+                updated = actions.EXPRESSION_ACTIONS[edit.action](
+                    updated, edit.params, edit.variables
+                )
                 self.applied.append(edit)
             except actions.Decline as exc:
                 self.declined.append((edit, str(exc)))
@@ -83,7 +87,11 @@ class _Applier(cst.CSTTransformer):
             return None
         small: list[cst.BaseSmallStatement] = []
         for orig, upd in zip(originals, updateds):
-            result = self._run(self.statement_edits[id(orig)], upd) if id(orig) in self.statement_edits else None
+            result = (
+                self._run(self.statement_edits[id(orig)], upd)
+                if id(orig) in self.statement_edits
+                else None
+            )
             if result is None:
                 small.append(upd)
             elif not isinstance(result, list):
@@ -111,6 +119,11 @@ class _Applier(cst.CSTTransformer):
                     result = [upd.with_changes(body=[result])]
                 elif result:
                     out = [upd if item is actions.KEEP else item for item in result]
+                    if out[0] is not upd and not isinstance(out[0], actions.FooterCarrier):
+                        # what replaces a line keeps the comment lines above it
+                        out[0] = out[0].with_changes(
+                            leading_lines=[*upd.leading_lines, *out[0].leading_lines]
+                        )
                     last = out[-1]
                     if isinstance(last, cst.SimpleStatementLine) and last is not upd:
                         # the line's own comment stays with what replaced the line
@@ -118,7 +131,11 @@ class _Applier(cst.CSTTransformer):
                     result = out
             else:
                 small = self._small(orig.body, upd.body)
-                result = None if small is None else ([upd.with_changes(body=_semicolons(small))] if small else [])
+                result = (
+                    None
+                    if small is None
+                    else ([upd.with_changes(body=_semicolons(small))] if small else [])
+                )
         else:
             return None
         if result is None:
@@ -136,12 +153,10 @@ class _Applier(cst.CSTTransformer):
             else:
                 changed = True
                 if not result:
-                    # a removed statement's comment lines stay, above what comes next
-                    carried.extend(line for line in upd.leading_lines if line.comment is not None)
-                elif result[0] is not upd and not isinstance(result[0], actions.FooterCarrier):
-                    result[0] = result[0].with_changes(
-                        leading_lines=[*upd.leading_lines, *result[0].leading_lines]
-                    )
+                    # a removed statement's comments stay (with their blank lines), above
+                    # what comes next; bare blank lines go with it
+                    if any(line.comment is not None for line in upd.leading_lines):
+                        carried.extend(upd.leading_lines)
             for item in result:
                 if isinstance(item, actions.FooterCarrier):
                     carried.extend(item.lines)
@@ -226,7 +241,8 @@ def clean_imports(module: cst.Module, legacy: tuple[str, ...]) -> tuple[cst.Modu
             top_index = index
             break
     edits = {
-        key: [Edit(cst.Pass(), "remove-import", {"names": names}, {})] for key, names in remove.items()
+        key: [Edit(cst.Pass(), "remove-import", {"names": names}, {})]
+        for key, names in remove.items()
     }
     new = module.visit(_Applier({}, edits, None))
     return new, top_index
@@ -242,7 +258,11 @@ def _import_block_end(module: cst.Module) -> int:
     """After the last import of the first import block, else after the docstring."""
     body = module.body
     index = 0
-    if body and isinstance(body[0], cst.SimpleStatementLine) and isinstance(body[0].body[0], cst.Expr):
+    if (
+        body
+        and isinstance(body[0], cst.SimpleStatementLine)
+        and isinstance(body[0].body[0], cst.Expr)
+    ):
         if isinstance(body[0].body[0].value, (cst.SimpleString, cst.ConcatenatedString)):
             index = 1
     last_import = -1

@@ -19,7 +19,9 @@ from neuron_migrate.packs import Pattern, Rule
 from neuron_migrate.settings import Target
 
 DEVICE_KEYWORDS = {"device", "device_type"}
-_STRING_RE = re.compile(r"^(?P<prefix>[rRuU]?)(?P<quote>'''|\"\"\"|'|\")(?P<body>.*)(?P=quote)$", re.S)
+_STRING_RE = re.compile(
+    r"^(?P<prefix>[rRuU]?)(?P<quote>'''|\"\"\"|'|\")(?P<body>.*)(?P=quote)$", re.S
+)
 
 
 @dataclass(eq=False)
@@ -208,7 +210,9 @@ class Matcher(cst.CSTVisitor):
         variables["qname"] = qname
         if isinstance(node, cst.Call):
             variables["name"] = self.code(node.func)
-            variables["args"] = ", ".join(self.code(a.with_changes(comma=cst.MaybeSentinel.DEFAULT)) for a in node.args)
+            variables["args"] = ", ".join(
+                self.code(a.with_changes(comma=cst.MaybeSentinel.DEFAULT)) for a in node.args
+            )
             if node.args:
                 variables["arg0"] = self.code(node.args[0].value)
         else:
@@ -228,9 +232,7 @@ class Matcher(cst.CSTVisitor):
             target = owner if pattern.action in STATEMENT_ACTIONS else node
             if target is not None:
                 edit = Edit(target, pattern.action, pattern.params, variables)
-        self.hits.append(
-            Hit(entry.rule, pattern, node, variables, edit, tuple(self._statements))
-        )
+        self.hits.append(Hit(entry.rule, pattern, node, variables, edit, tuple(self._statements)))
 
     def _passes(self, pattern: Pattern, node: cst.CSTNode, context: str) -> bool:
         if pattern.where != "any":
@@ -265,7 +267,9 @@ class Matcher(cst.CSTVisitor):
 
     def visit_Call(self, node: cst.Call) -> None:
         context, owner = self._context.get(id(node), ("value", None))
-        qname = self.resolve(node.func) if isinstance(node.func, (cst.Name, cst.Attribute)) else None
+        qname = (
+            self.resolve(node.func) if isinstance(node.func, (cst.Name, cst.Attribute)) else None
+        )
         if qname is not None:
             self.called.add(qname)
             entries = self.rules.call_entries(qname)
@@ -328,7 +332,11 @@ class Matcher(cst.CSTVisitor):
         return False
 
     def visit_Name(self, node: cst.Name) -> None:
-        if node.value not in self._bound or id(node) in self._skip_names or id(node) in self._consumed:
+        if (
+            node.value not in self._bound
+            or id(node) in self._skip_names
+            or id(node) in self._consumed
+        ):
             return
         qname = self.resolve(node)
         if qname is not None:
@@ -345,7 +353,9 @@ class Matcher(cst.CSTVisitor):
             for entry in best:
                 self._hit(entry, node, variables, owner)
 
-    def _match_import(self, node: cst.Import | cst.ImportFrom, modules: list[cst.BaseExpression]) -> None:
+    def _match_import(
+        self, node: cst.Import | cst.ImportFrom, modules: list[cst.BaseExpression]
+    ) -> None:
         if not self.rules.imports:
             return
         from neuron_migrate.engine.scopes import dotted_name
@@ -355,7 +365,9 @@ class Matcher(cst.CSTVisitor):
             if qname is None:
                 continue
             for entry in self.rules.imports:
-                if matches_name(qname, entry.pattern.names) and self._passes(entry.pattern, node, "statement"):
+                if matches_name(qname, entry.pattern.names) and self._passes(
+                    entry.pattern, node, "statement"
+                ):
                     variables = dict(self.target.placeholders())
                     variables.update(name=qname, qname=qname)
                     self._hit(entry, node, variables, node)
@@ -400,4 +412,6 @@ class Matcher(cst.CSTVisitor):
                     if entry.pattern.action is not None:
                         params = {**entry.pattern.params, "names": [binding.name]}
                         edit = Edit(binding.statement, entry.pattern.action, params, variables)
-                    self.hits.append(Hit(entry.rule, entry.pattern, binding.alias, variables, edit, ()))
+                    self.hits.append(
+                        Hit(entry.rule, entry.pattern, binding.alias, variables, edit, ())
+                    )

@@ -7,6 +7,7 @@ import io
 import os
 import tempfile
 import tokenize
+from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -92,7 +93,9 @@ def decode(data: bytes) -> Decoded:
     try:
         return Decoded(data.decode(encoding), encoding)
     except (UnicodeDecodeError, LookupError) as exc:
-        raise DecodeProblem(f"cannot decode as {encoding}: {exc.reason if hasattr(exc, 'reason') else exc}") from None
+        raise DecodeProblem(
+            f"cannot decode as {encoding}: {exc.reason if hasattr(exc, 'reason') else exc}"
+        ) from None
 
 
 def write_atomic(path: Path, data: bytes, expected: bytes) -> None:
@@ -112,10 +115,8 @@ def write_atomic(path: Path, data: bytes, expected: bytes) -> None:
             raise OSError("file changed on disk while it was being fixed; not overwritten")
         os.replace(tmp, path)
     except BaseException:
-        try:
+        with suppress(OSError):
             os.unlink(tmp)
-        except OSError:
-            pass
         raise
 
 
@@ -144,7 +145,9 @@ def _replacement(module, hit) -> str | None:
     edit = hit.edit
     try:
         if edit.statement_level:
-            result = actions.STATEMENT_ACTIONS[edit.action](edit.target, edit.params, edit.variables)
+            result = actions.STATEMENT_ACTIONS[edit.action](
+                edit.target, edit.params, edit.variables
+            )
             if not isinstance(result, list):
                 return module.code_for_node(result)
             parts = []
@@ -259,7 +262,11 @@ def check_source(text: str, path: str, job: Job, relative: str | None = None) ->
         result.findings = analysis.findings
     except cst.ParserSyntaxError as exc:
         result.findings = [
-            problem(path, f"syntax error: {exc.message}", Span(exc.raw_line, exc.raw_column + 1, exc.raw_line, exc.raw_column + 1))
+            problem(
+                path,
+                f"syntax error: {exc.message}",
+                Span(exc.raw_line, exc.raw_column + 1, exc.raw_line, exc.raw_column + 1),
+            )
         ]
     except RecursionError:
         result.findings = [problem(path, "too deeply nested to parse")]
@@ -298,7 +305,9 @@ def check_path(path: Path, display: str, relative: str, job: Job) -> FileResult:
     except IsADirectoryError:
         return FileResult(display, findings=[problem(display, "is a folder, not a file")])
     except OSError as exc:
-        return FileResult(display, findings=[problem(display, f"cannot read: {exc.strerror or exc}")])
+        return FileResult(
+            display, findings=[problem(display, f"cannot read: {exc.strerror or exc}")]
+        )
     ruleset = job.ruleset_for(relative)
     if not ruleset.wants(data):
         return FileResult(display)

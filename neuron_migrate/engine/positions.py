@@ -7,7 +7,7 @@ stop generating as soon as the last of them is done.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 
 import libcst as cst
 from libcst._nodes.internal import CodegenState
@@ -21,7 +21,9 @@ class _AllFound(Exception):
 
 class _PositionState(CodegenState):
     def __init__(self, module: cst.Module, wanted: set[int]):
-        super().__init__(default_indent=module.default_indent, default_newline=module.default_newline)
+        super().__init__(
+            default_indent=module.default_indent, default_newline=module.default_newline
+        )
         self.line = 1
         self.column = 0
         self.wanted = wanted
@@ -81,8 +83,6 @@ def node_spans(module: cst.Module, nodes: list[cst.CSTNode]) -> dict[int, Span]:
     if not wanted:
         return {}
     state = _PositionState(module, wanted)
-    try:
+    with suppress(_AllFound):
         module._codegen(state)
-    except _AllFound:
-        pass
     return state.found

@@ -58,7 +58,9 @@ def render(
     return "\n".join(out) + ("\n" if out else "")
 
 
-def summary(findings: list[Finding], *, unsafe_fixes: bool, fixed: int = 0, fixing: bool = False) -> str:
+def summary(
+    findings: list[Finding], *, unsafe_fixes: bool, fixed: int = 0, fixing: bool = False
+) -> str:
     counts = count(findings)
     lines = []
     if fixing:
