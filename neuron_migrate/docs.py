@@ -12,6 +12,43 @@ README_BEGIN = (
 README_END = "<!-- rules-table:end -->"
 
 
+# the conventional aliases RULES.md writes names with, for display only
+_ALIASES = {
+    "torch_xla.core.xla_model": "xm",
+    "torch_xla.runtime": "xr",
+    "torch_xla.distributed.xla_multiprocessing": "xmp",
+    "torch_xla.distributed.parallel_loader": "pl",
+    "torch.distributed": "dist",
+}
+
+
+def display_name(qname: str) -> str:
+    qname = qname.removesuffix(".*")
+    for module, alias in sorted(_ALIASES.items(), key=lambda kv: -len(kv[0])):
+        if qname.startswith(module + "."):
+            return alias + qname[len(module) :]
+    return qname
+
+
+def generic_message(rule: Rule) -> str:
+    """The rule's message with its placeholders filled by typical values."""
+    pattern = rule.patterns[0]
+    name = display_name(pattern.names[0]) if pattern.names else '"xla"'
+    if pattern.kind == "device-string":
+        name = f'"{pattern.names[0]}"' if pattern.names else '"xla"'
+    values = {
+        "name": name,
+        "qname": pattern.names[0].removesuffix(".*") if pattern.names else "",
+        "device": '"neuron"',
+        "backend": '"neuron"',
+        "target": "model",
+        "args": 'backend="openxla"',
+        "arg0": "index",
+        "synchronize": "torch.accelerator.synchronize()",
+    }
+    return rule.message.format_map(values)
+
+
 def _example_code(text: str) -> str:
     return textwrap.dedent(text).strip("\n")
 
@@ -24,7 +61,7 @@ def explain(rule: Rule) -> str:
         f"Pack: {rule.pack} · Severity: {rule.severity.value} · Fix: {rule.fix_safety}",
         "",
         "## What it does",
-        rule.message.replace("{", "").replace("}", ""),
+        generic_message(rule),
         "",
         "## Why",
         textwrap.dedent(rule.why).strip(),
@@ -50,11 +87,8 @@ def _cell(text: str) -> str:
 
 
 def summary_line(rule: Rule) -> str:
-    """A short 'finds' text for tables: the message up to its first `;`."""
-    text = rule.message.split(";")[0]
-    for name, value in (("{device}", '"neuron"'), ("{backend}", '"neuron"')):
-        text = text.replace(name, value)
-    return text.replace("{name}", "…").replace("{target}", "model").replace("{args}", "…")
+    """A short 'finds' text for tables."""
+    return generic_message(rule)
 
 
 def markdown_table(rules: tuple[Rule, ...]) -> str:
