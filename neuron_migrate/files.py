@@ -9,9 +9,8 @@ from pathlib import Path
 
 import pathspec
 
+from neuron_migrate.filekinds import kind_of
 from neuron_migrate.settings import DEFAULT_EXCLUDES, Settings, path_matches
-
-PYTHON_SUFFIXES = (".py", ".pyi")
 
 
 @dataclass(frozen=True)
@@ -122,7 +121,7 @@ def _walk(top: Path, settings: Settings, seen: set[Path]) -> Iterator[Discovered
                 if entry.is_symlink():
                     continue  # never follow folder links: loops and trees outside the project
                 subfolders.append(path)
-            elif entry.name.endswith(PYTHON_SUFFIXES):
+            elif kind_of(entry.name) is not None:
                 key = path.resolve()
                 if key not in seen:
                     seen.add(key)

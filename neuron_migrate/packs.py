@@ -81,6 +81,8 @@ class Pattern:
 class Example:
     before: str
     after: str | None
+    # the file the example is (its name picks the checker: requirements.txt, run.sh, ...)
+    file: str = "snippet.py"
     settings: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
 
 
@@ -221,7 +223,7 @@ def _rule(path: Path, pack: str, index: int, data: Any) -> Rule:
         ex_where = f"{where}: example #{i + 1}"
         if not isinstance(ex, dict):
             raise _fail(path, ex_where, "must be a table")
-        unknown = sorted(set(ex) - {"before", "after", "settings"})
+        unknown = sorted(set(ex) - {"before", "after", "settings", "file"})
         if unknown:
             raise _fail(path, ex_where, f"unknown field `{unknown[0]}`")
         settings = ex.get("settings", {})
@@ -231,6 +233,7 @@ def _rule(path: Path, pack: str, index: int, data: Any) -> Rule:
             Example(
                 before=_str(path, ex_where, ex, "before"),
                 after=_str(path, ex_where, ex, "after", required=False),
+                file=_str(path, ex_where, ex, "file", required=False) or "snippet.py",
                 settings=settings,
             )
         )

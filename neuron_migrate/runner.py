@@ -7,7 +7,8 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from neuron_migrate.engine.pipeline import Job, Options, check_path, check_source, problem
+from neuron_migrate import filekinds
+from neuron_migrate.engine.pipeline import Job, Options, problem
 from neuron_migrate.files import discover
 from neuron_migrate.model import FileResult, Finding
 from neuron_migrate.packs import Rule, load_rules
@@ -60,10 +61,17 @@ def _init_worker(rules: tuple[Rule, ...], settings: Settings, options: Options) 
     _worker_job = Job(rules, settings, options)
 
 
+def check_one(path: Path, display: str, relative: str, job: Job) -> FileResult:
+    """Check one file with the checker of its kind (a file named explicitly with no known kind
+    is read as Python, as ruff does)."""
+    kind = filekinds.kind_of(path) or "python"
+    return filekinds.checker(kind)(path, display, relative, job)
+
+
 def _work(item: tuple[str, str, str]) -> FileResult:
     path, display, relative = item
     assert _worker_job is not None
-    return check_path(Path(path), display, relative, _worker_job)
+    return check_one(Path(path), display, relative, _worker_job)
 
 
 def run(
@@ -91,7 +99,7 @@ def run(
             result.files.extend(pool.map(_work, items, chunksize=max(1, len(items) // (jobs * 8))))
     else:
         for path, display, relative in items:
-            result.files.append(check_path(Path(path), display, relative, job))
+            result.files.append(check_one(Path(path), display, relative, job))
     result.files.sort(key=lambda r: r.path)
     return result
 
@@ -99,4 +107,7 @@ def run(
 def run_source(text: str, filename: str, settings: Settings, options: Options) -> FileResult:
     """Check source text given directly (stdin, editors, tests)."""
     job = Job(enabled_rules(settings), settings, options)
-    return check_source(text, filename, job, _relative(Path(filename), settings.root))
+    kind = filekinds.kind_of(filename) or "python"
+    return filekinds.source_checker(kind)(
+        text, filename, job, _relative(Path(filename), settings.root)
+    )

@@ -5,7 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from neuron_migrate.engine.pipeline import Job, Options, check_source
+from neuron_migrate import filekinds
+from neuron_migrate.engine.pipeline import Job, Options
 from neuron_migrate.packs import load_rules
 from neuron_migrate.runner import enabled_rules
 from neuron_migrate.settings import Settings
@@ -22,12 +23,14 @@ def run_code(
     target: str = "neuron",
     compile: bool = False,
     dedent: bool = True,
+    filename: str = "snippet.py",
 ):
     """Check (or fix) a snippet through the library API; returns the FileResult."""
     text = textwrap.dedent(code) if dedent else code
     settings = Settings(select=select, target_device=target, compile=compile, root=REPO)
     job = Job(enabled_rules(settings), settings, Options(fix=fix, unsafe_fixes=unsafe))
-    return check_source(text, "snippet.py", job)
+    kind = filekinds.kind_of(filename) or "python"
+    return filekinds.source_checker(kind)(text, filename, job)
 
 
 def fixed(code: str, **kwargs) -> str:

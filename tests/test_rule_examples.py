@@ -44,7 +44,7 @@ def test_rule_has_examples(rule):
 def test_example_is_reported(rule, example):
     settings = _settings(example)
     settings.pop("unsafe")
-    result = run_code(example.before, dedent=False, **settings)
+    result = run_code(example.before, dedent=False, filename=example.file, **settings)
     assert rule.code in [f.code for f in result.findings], result.findings
 
 
@@ -52,7 +52,9 @@ def test_example_is_reported(rule, example):
 def test_example_fix(rule, example):
     settings = _settings(example)
     select = (rule.code, "NM603")
-    result = run_code(example.before, dedent=False, select=select, fix=True, **settings)
+    result = run_code(
+        example.before, dedent=False, select=select, fix=True, filename=example.file, **settings
+    )
     assert result.error is None
     new = result.fixed_source if result.fixed_source is not None else example.before
     if example.after is None or rule.fix_safety == "manual":
@@ -60,7 +62,7 @@ def test_example_fix(rule, example):
         return
     assert new == example.after
     # a second fix changes nothing, and the rule no longer fires
-    again = run_code(new, dedent=False, select=select, fix=True, **settings)
+    again = run_code(new, dedent=False, select=select, fix=True, filename=example.file, **settings)
     assert again.fixed_source is None
     assert rule.code not in [f.code for f in again.findings]
 

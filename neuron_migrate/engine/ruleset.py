@@ -8,6 +8,11 @@ from dataclasses import dataclass, field
 
 from neuron_migrate.packs import Pattern, Rule
 
+# the kinds of match this engine reads in Python code; packs may hold others (project files)
+PYTHON_KINDS = frozenset(
+    {"call", "reference", "import", "device-string", "module-placement", "unused-import"}
+)
+
 # what each kind of match needs to see in the bytes before a parse is worth it
 KIND_TRIGGERS = {
     "device-string": [rb"xla"],
@@ -53,6 +58,8 @@ class RuleSet:
         triggers: set[bytes] = set()
         for rule in rules:
             for pattern in rule.patterns:
+                if pattern.kind not in PYTHON_KINDS:
+                    continue  # read by another checker (project files)
                 triggers.update(t.encode() for t in pattern.triggers)
                 if not pattern.triggers:
                     triggers.update(KIND_TRIGGERS.get(pattern.kind, []))

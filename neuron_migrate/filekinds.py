@@ -1,0 +1,37 @@
+"""Which checker reads a file: Python sources here; notebooks and project files (requirements,
+pyproject, shell launchers, Dockerfiles, configs) register their checker in CHECKERS."""
+
+from __future__ import annotations
+
+from pathlib import PurePath
+
+# kind -> "module:function" with the signature of engine.pipeline.check_path; imported lazily
+CHECKERS: dict[str, str] = {
+    "python": "neuron_migrate.engine.pipeline:check_path",
+}
+# kind -> "module:function" with the signature of engine.pipeline.check_source (text in, no I/O)
+SOURCE_CHECKERS: dict[str, str] = {
+    "python": "neuron_migrate.engine.pipeline:check_source",
+}
+
+
+def kind_of(path: PurePath | str) -> str | None:
+    """The kind of a file by its name, or None for a file no checker reads."""
+    name = PurePath(path).name
+    if name.endswith((".py", ".pyi")):
+        return "python"
+    return None
+
+
+def load(spec: str):
+    module_name, _, function = spec.partition(":")
+    module = __import__(module_name, fromlist=[function])
+    return getattr(module, function)
+
+
+def checker(kind: str):
+    return load(CHECKERS[kind])
+
+
+def source_checker(kind: str):
+    return load(SOURCE_CHECKERS[kind])
