@@ -10,8 +10,12 @@ from pathlib import Path
 import click
 
 from neuron_migrate import __version__
+from neuron_migrate.baseline import BaselineError
 from neuron_migrate.engine.pipeline import Options
+from neuron_migrate.gitdiff import GitError
 from neuron_migrate.packs import PackError, load_rules
+from neuron_migrate.report import FORMATS, Context, is_machine, render
+from neuron_migrate.report.text import summary as text_summary
 from neuron_migrate.settings import ConfigError, Settings, load_settings
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -64,10 +68,18 @@ def main() -> None:
 @click.option(
     "--format",
     "output_format",
-    type=click.Choice(["text", "json"]),
+    type=click.Choice(FORMATS),
     default="text",
     show_default=True,
+    help="text/full (with source), concise, json, json-lines, github, junit, sarif.",
 )
+@click.option(
+    "--output",
+    "-o",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Write the report to this file instead of stdout.",
+)
+@click.option("--statistics", is_flag=True, help="Print counts per rule instead of findings.")
 @click.option("--target-device", help="Device the fixes write: neuron (default), cpu, cuda, ...")
 @click.option(
     "--compile/--no-compile", "compile_", default=None, help="Let NM205 insert torch.compile."
@@ -78,6 +90,32 @@ def main() -> None:
     "--config", type=click.Path(path_type=Path, dir_okay=False), help="A pyproject.toml to use."
 )
 @click.option("--jobs", "-j", type=click.IntRange(min=1), help="Processes to use (default: CPUs).")
+@click.option(
+    "--force-exclude",
+    is_flag=True,
+    help="Apply excludes to files named on the command line too (for pre-commit).",
+)
+@click.option(
+    "--stdin-filename",
+    help="Read the code from stdin, as this file; with --fix the fixed code goes to stdout.",
+)
+@click.option(
+    "--baseline",
+    "baseline_file",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Report (and fail on) only findings that are not in this baseline file.",
+)
+@click.option(
+    "--write-baseline",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Record today's findings in this file and exit 0.",
+)
+@click.option("--add-noqa", is_flag=True, help="Append `# noqa: CODE` to each reported line.")
+@click.option(
+    "--since",
+    metavar="REV",
+    help="Report only findings on lines added or changed since the merge base with REV.",
+)
 @click.option("-q", "--quiet", is_flag=True, help="Print findings only, no summary.")
 def check(
     paths: tuple[Path, ...],
@@ -88,19 +126,30 @@ def check(
     extend_select: str | None,
     ignore: str | None,
     output_format: str,
+    output: Path | None,
+    statistics: bool,
     target_device: str | None,
     compile_: bool | None,
     exit_zero: bool,
     no_cache: bool,
     config: Path | None,
     jobs: int | None,
+    force_exclude: bool,
+    stdin_filename: str | None,
+    baseline_file: Path | None,
+    write_baseline: Path | None,
+    add_noqa: bool,
+    since: str | None,
     quiet: bool,
 ) -> None:
     """Report (and with --fix rewrite) the code that must change for TorchNeuron."""
-    from neuron_migrate.report import json_format, text
+    from neuron_migrate import progress
     from neuron_migrate.runner import run
 
     path_list = list(paths) or [Path(".")]
+    if stdin_filename is not None:
+        path_list = [Path(stdin_filename)]
+    machine = is_machine(output_format)
     try:
         overrides = {
             "select": _codes(select),
@@ -111,7 +160,27 @@ def check(
         }
         settings = _settings(config, path_list, overrides)
         options = Options(fix=fix and not diff, unsafe_fixes=unsafe_fixes, diff=diff)
-        result = run(path_list, settings, options, jobs=jobs)
+        if stdin_filename is not None:
+            result = _run_stdin(stdin_filename, settings, options, force_exclude)
+            if result is None:
+                sys.exit(EXIT_CLEAN)
+            if fix and not diff:
+                _stdin_fixed(result, unsafe_fixes, exit_zero)
+        else:
+            shown = not machine and not quiet and output is None and not diff
+            bar = progress.bar(enabled=shown)
+            try:
+                result = run(
+                    path_list,
+                    settings,
+                    options,
+                    jobs=jobs,
+                    force_exclude=force_exclude,
+                    progress=bar,
+                )
+            finally:
+                bar.close()
+        all_rules = load_rules(settings.packs)
     except (ConfigError, PackError) as exc:
         _fail(str(exc))
         return
@@ -120,21 +189,26 @@ def check(
     for file in result.errors:
         internal = internal or file.error.startswith("internal error")
         click.echo(f"{file.path}: {file.error}", err=True)
-    out = sys.stdout
+    try:
+        findings = _gates(findings, since, baseline_file, write_baseline, quiet)
+    except (GitError, BaselineError) as exc:
+        _fail(str(exc))
+        return
+    if write_baseline is not None:
+        sys.exit(EXIT_ERROR if internal else EXIT_CLEAN)
+    if add_noqa:
+        from neuron_migrate.addnoqa import add_noqa as add
+
+        added, problems = add(findings)
+        for line in problems:
+            click.echo(line, err=True)
+        click.echo(f"Added {added} noqa directive{'' if added == 1 else 's'}.", err=True)
+        sys.exit(EXIT_ERROR if internal or problems else EXIT_CLEAN)
     if diff:
         changed = [r for r in result.files if r.fixed_source is not None]
-        for file in changed:
-            click.echo(
-                "".join(
-                    difflib.unified_diff(
-                        file.original_source.splitlines(keepends=True),
-                        file.fixed_source.splitlines(keepends=True),
-                        fromfile=file.path,
-                        tofile=file.path,
-                    )
-                ),
-                nl=False,
-            )
+        with _sink(output) as out:
+            for file in changed:
+                out.write(_diff_text(file))
         if not quiet:
             fixed = sum(r.applied for r in changed)
             click.echo(f"Would fix {fixed} finding(s) in {len(changed)} file(s).", err=True)
@@ -142,22 +216,144 @@ def check(
             EXIT_ERROR if internal else (EXIT_FINDINGS if changed and not exit_zero else EXIT_CLEAN)
         )
         sys.exit(code)
-    if output_format == "json":
-        sources = {r.code: r.source for r in load_rules(settings.packs)}
-        click.echo(json_format.render(findings, sources), nl=False)
-    else:
-        color = _use_color(out)
-        click.echo(
-            text.render(findings, unsafe_fixes=unsafe_fixes, color=color), nl=False, color=color
-        )
-        if not quiet:
-            click.echo(
-                text.summary(findings, unsafe_fixes=unsafe_fixes, fixed=result.fixed, fixing=fix),
-                nl=False,
+    with _sink(output) as out:
+        color = output is None and not machine and _use_color(sys.stdout)
+        context = Context(rules=all_rules, unsafe_fixes=unsafe_fixes, color=color)
+        if statistics:
+            from neuron_migrate.report import statistics as stats
+
+            if output_format in ("json", "json-lines"):
+                out.write(stats.render_json(findings, unsafe_fixes))
+            else:
+                out.write(stats.render_text(findings, unsafe_fixes))
+        else:
+            if output_format == "junit":
+                context.files = result.files
+            if output_format == "sarif":
+                from neuron_migrate.report.sarif import compute_fixes
+
+                context.fixes = compute_fixes(result.files, settings)
+            out.write(render(output_format, findings, context))
+        if not machine and not quiet:
+            out.write(
+                text_summary(findings, unsafe_fixes=unsafe_fixes, fixed=result.fixed, fixing=fix)
             )
+        elif machine and fix and not quiet:
+            click.echo(f"Fixed {result.fixed} finding(s) ({len(findings)} remaining).", err=True)
     if internal:
         sys.exit(EXIT_ERROR)
     sys.exit(EXIT_FINDINGS if findings and not exit_zero else EXIT_CLEAN)
+
+
+class _Sink:
+    """Where a report goes: stdout (through click, for colour handling) or a file."""
+
+    def __init__(self, output: Path | None):
+        self.output = output
+        self.parts: list[str] = []
+
+    def write(self, text: str) -> None:
+        self.parts.append(text)
+
+    def __enter__(self) -> _Sink:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if exc[0] is not None:
+            return
+        data = "".join(self.parts)
+        if self.output is None:
+            click.echo(data, nl=False, color=True if "\x1b[" in data else None)  # styled = tty
+            return
+        try:
+            self.output.parent.mkdir(parents=True, exist_ok=True)
+            self.output.write_text(data, encoding="utf-8")
+        except OSError as exc:
+            _fail(f"{self.output}: cannot write the report: {exc.strerror or exc}")
+
+
+def _sink(output: Path | None) -> _Sink:
+    return _Sink(output)
+
+
+def _diff_text(file) -> str:
+    from neuron_migrate import filekinds
+
+    if filekinds.kind_of(file.path) == "notebook":
+        from neuron_migrate.notebooks import cell_diff
+
+        return cell_diff(file.original_source, file.fixed_source, file.path)
+    return "".join(
+        difflib.unified_diff(
+            file.original_source.splitlines(keepends=True),
+            file.fixed_source.splitlines(keepends=True),
+            fromfile=file.path,
+            tofile=file.path,
+        )
+    )
+
+
+def _gates(findings, since, baseline_file, write_baseline, quiet):
+    """--since, then --write-baseline / --baseline: which findings the run reports."""
+    if since is not None:
+        from neuron_migrate import gitdiff, notebooks
+
+        changes = gitdiff.changes_since(since, Path.cwd())
+        findings = gitdiff.filter_findings(findings, changes, notebooks.json_line_of_finding)
+    if write_baseline is not None:
+        from neuron_migrate import baseline
+
+        count = baseline.write(write_baseline, findings)
+        click.echo(f"Wrote {count} finding(s) to the baseline {write_baseline}.", err=True)
+        return findings
+    if baseline_file is not None:
+        from neuron_migrate import baseline
+
+        findings, matched = baseline.new_findings(findings, baseline_file)
+        if matched and not quiet:
+            click.echo(f"{matched} finding(s) in the baseline {baseline_file} left out.", err=True)
+    return findings
+
+
+def _run_stdin(name: str, settings: Settings, options: Options, force_exclude: bool):
+    """Check the code on stdin as the file `name`; None when --force-exclude excludes it
+    (with --fix the input is then passed through unchanged)."""
+    from neuron_migrate.engine.pipeline import DecodeProblem, decode, problem
+    from neuron_migrate.files import is_excluded
+    from neuron_migrate.model import FileResult
+    from neuron_migrate.runner import RunResult, run_source
+
+    data = sys.stdin.buffer.read()
+    if force_exclude and is_excluded(Path(name), settings):
+        if options.fix:
+            sys.stdout.buffer.write(data)
+        return None
+    try:
+        text = decode(data).text
+    except DecodeProblem as exc:
+        return RunResult([FileResult(name, findings=[problem(name, str(exc))])])
+    file = run_source(text, name, settings, options)
+    if file.fixed_source is None:
+        file.original_source = text
+    return RunResult([file])
+
+
+def _stdin_fixed(result, unsafe_fixes: bool, exit_zero: bool) -> None:
+    """--fix on stdin: the fixed code (or the input, unchanged) to stdout; what is left to
+    stderr."""
+    from neuron_migrate.report import text
+
+    file = result.files[0]
+    code = file.fixed_source if file.fixed_source is not None else (file.original_source or "")
+    sys.stdout.write(code)
+    sys.stdout.flush()
+    remaining = result.findings
+    if remaining:
+        click.echo(text.render(remaining, unsafe_fixes=unsafe_fixes, show_source=False), err=True)
+    if file.error:
+        click.echo(f"{file.path}: {file.error}", err=True)
+        sys.exit(EXIT_ERROR)
+    sys.exit(EXIT_FINDINGS if remaining and not exit_zero else EXIT_CLEAN)
 
 
 @main.command()

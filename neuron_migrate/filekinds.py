@@ -8,10 +8,12 @@ from pathlib import PurePath
 # kind -> "module:function" with the signature of engine.pipeline.check_path; imported lazily
 CHECKERS: dict[str, str] = {
     "python": "neuron_migrate.engine.pipeline:check_path",
+    "notebook": "neuron_migrate.notebooks:check_notebook_path",
 }
 # kind -> "module:function" with the signature of engine.pipeline.check_source (text in, no I/O)
 SOURCE_CHECKERS: dict[str, str] = {
     "python": "neuron_migrate.engine.pipeline:check_source",
+    "notebook": "neuron_migrate.notebooks:check_notebook_source",
 }
 
 
@@ -20,6 +22,8 @@ def kind_of(path: PurePath | str) -> str | None:
     name = PurePath(path).name
     if name.endswith((".py", ".pyi")):
         return "python"
+    if name.endswith(".ipynb"):
+        return "notebook"
     return None
 
 

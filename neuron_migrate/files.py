@@ -74,6 +74,21 @@ def _excluded(path: Path, settings: Settings) -> bool:
     return any(path_matches(rel, p) for p in settings.exclude + settings.extend_exclude)
 
 
+def is_excluded(path: Path, settings: Settings) -> bool:
+    """Would discovery skip this file (an exclude, a default-excluded folder on its way, or a
+    .gitignore)? For --force-exclude, where pre-commit names files explicitly."""
+    if _excluded(path, settings):
+        return True
+    resolved = path.resolve()
+    try:
+        parts = resolved.relative_to(settings.root).parts[:-1]
+    except ValueError:
+        parts = path.parts[:-1]
+    if any(part in DEFAULT_EXCLUDES for part in parts):
+        return True
+    return _Ignores(resolved.parent).ignored(resolved, False)
+
+
 def discover(
     paths: list[Path], settings: Settings, force_exclude: bool = False
 ) -> Iterator[Discovered]:
@@ -86,7 +101,7 @@ def discover(
             continue
         if given.is_dir():
             yield from _walk(given, settings, seen)
-        elif force_exclude and _excluded(given, settings):
+        elif force_exclude and is_excluded(given, settings):
             continue
         else:
             key = given.resolve()

@@ -48,7 +48,13 @@ class Finding:
     cell: int | None = None
 
     def sort_key(self) -> tuple:
-        return (self.path, self.span.line, self.span.column, self.code)
+        return (self.path, self.cell or 0, self.span.line, self.span.column, self.code)
+
+    @property
+    def location(self) -> str:
+        """`path:line:col`, or `path:cell N:line:col` in a notebook (ruff's style)."""
+        cell = f"cell {self.cell}:" if self.cell is not None else ""
+        return f"{self.path}:{cell}{self.span.line}:{self.span.column}"
 
 
 @dataclass

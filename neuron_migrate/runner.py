@@ -80,7 +80,10 @@ def run(
     options: Options,
     jobs: int | None = None,
     force_exclude: bool = False,
+    progress=None,
 ) -> RunResult:
+    """Check the files under `paths`. `progress`, when given, gets `start(total)` once the
+    files are known and `advance()` after each file (see neuron_migrate.progress)."""
     rules = enabled_rules(settings)
     job = Job(rules, settings, options)
     result = RunResult()
@@ -92,14 +95,22 @@ def run(
             continue
         items.append((str(found.path), display, _relative(found.path, settings.root)))
     jobs = jobs or os.cpu_count() or 1
+    if progress is not None:
+        progress.start(len(items))
     if jobs > 1 and len(items) >= POOL_THRESHOLD:
         with ProcessPoolExecutor(
             max_workers=jobs, initializer=_init_worker, initargs=(rules, settings, options)
         ) as pool:
-            result.files.extend(pool.map(_work, items, chunksize=max(1, len(items) // (jobs * 8))))
+            chunks = max(1, len(items) // (jobs * 8))
+            for file in pool.map(_work, items, chunksize=chunks):
+                result.files.append(file)
+                if progress is not None:
+                    progress.advance()
     else:
         for path, display, relative in items:
             result.files.append(check_one(Path(path), display, relative, job))
+            if progress is not None:
+                progress.advance()
     result.files.sort(key=lambda r: r.path)
     return result
 

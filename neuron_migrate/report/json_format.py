@@ -1,4 +1,5 @@
-"""`--format json`: an array of findings with 1-based positions and the fix, if any."""
+"""`--format json`: an array of findings with 1-based positions and the fix, if any (`cell`:
+the notebook cell, 1-based, whose lines the positions count; null outside notebooks)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ def finding_dict(finding: Finding, sources: dict[str, str]) -> dict:
         fix = {"safety": finding.fix.safety.value, "replacement": finding.fix.replacement}
     return {
         "path": finding.path,
+        "cell": finding.cell,
         "line": finding.span.line,
         "column": finding.span.column,
         "end_line": finding.span.end_line,

@@ -16,7 +16,7 @@ def _fixable(finding: Finding, unsafe_fixes: bool) -> bool:
 
 
 def finding_line(finding: Finding, unsafe_fixes: bool, color: bool) -> str:
-    where = f"{finding.path}:{finding.span.line}:{finding.span.column}:"
+    where = f"{finding.location}:"
     code = finding.code
     mark = " [*]" if _fixable(finding, unsafe_fixes) else ""
     if color:

@@ -1,0 +1,467 @@
+"""Jupyter notebooks (`.ipynb`): check and fix the code cells; keep everything else byte-for-byte.
+
+The code cells are joined into one Python text (so an import in cell 1 resolves a call in
+cell 5), each cell after a marker comment line; IPython magics (`%`, `!`, `?` lines at the
+start of a logical line) become placeholder comments that are put back after fixing, so they
+never break parsing. A `%%writefile x.py` cell is Python below its first line; any other `%%`
+cell magic (`%%bash`, `%%timeit`, ...) leaves the cell out. Findings point to `cell N, line M`
+(N counts every cell of the notebook from 1, as they appear, M the line in the cell).
+
+Fixed cells are written back by replacing the raw JSON text of just those cells' `source`
+values, encoded in the notebook's own style (indent, line endings, ASCII escapes or not); the
+outputs, metadata and all other bytes stay as they were.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import re
+from dataclasses import dataclass, field, replace
+from json.decoder import scanstring
+from pathlib import Path
+
+from neuron_migrate.model import FileResult, Finding, Span
+
+MARKER = "#nm-cell:{}"
+_MARKER_RE = re.compile(r"^#nm-cell:(\d+)$")
+_PLACEHOLDER = "#nm-magic:{}"
+_PLACEHOLDER_RE = re.compile(r"^[ \t]*(?:pass  )?#nm-magic:(\d+)$")
+_WS = re.compile(r"[ \t\n\r]*")
+_HELP = re.compile(r"^[ \t]*(?:\?{1,2}[\w.]*|[\w.]+\?{1,2})[ \t]*$")
+_ASSIGN_MAGIC = re.compile(r"^[ \t]*[\w.,\[\] \t]+=[ \t]*[!%]")
+_DECODER = json.JSONDecoder()
+
+
+class NotebookError(Exception):
+    pass
+
+
+# ---- the raw JSON: where each cell's source is ---------------------------------------------
+
+
+def _skip(s: str, i: int) -> int:
+    return _WS.match(s, i).end()
+
+
+def _members(s: str, i: int):
+    """(key, start, end) of each member value of the object at s[i] == '{'."""
+    if s[i] != "{":
+        raise NotebookError("expected a JSON object")
+    i = _skip(s, i + 1)
+    if s[i] == "}":
+        return
+    while True:
+        if s[i] != '"':
+            raise NotebookError("expected a key")
+        key, i = scanstring(s, i + 1)
+        i = _skip(s, i)
+        i = _skip(s, i + 1)  # the colon
+        _, end = _DECODER.raw_decode(s, i)
+        yield key, i, end
+        i = _skip(s, end)
+        if s[i] == ",":
+            i = _skip(s, i + 1)
+            continue
+        return
+
+
+def _items(s: str, i: int):
+    """(start, end) of each item of the array at s[i] == '['."""
+    if s[i] != "[":
+        raise NotebookError("expected a JSON array")
+    i = _skip(s, i + 1)
+    if s[i] == "]":
+        return
+    while True:
+        _, end = _DECODER.raw_decode(s, i)
+        yield i, end
+        i = _skip(s, end)
+        if s[i] == ",":
+            i = _skip(s, i + 1)
+            continue
+        return
+
+
+def source_spans(raw: str) -> list[tuple[int, int] | None]:
+    """For each cell, the (start, end) of its `source` value in the raw text."""
+    start = _skip(raw, 0)
+    for key, begin, _end in _members(raw, start):
+        if key == "cells":
+            out = []
+            for cell_start, _cell_end in _items(raw, begin):
+                span = None
+                for ckey, vstart, vend in _members(raw, cell_start):
+                    if ckey == "source":
+                        span = (vstart, vend)
+                out.append(span)
+            return out
+    return []
+
+
+# ---- code cells to one Python text and back --------------------------------------------------
+
+
+def _source_text(source) -> str:
+    return "".join(source) if isinstance(source, list) else (source or "")
+
+
+def _split(text: str) -> list[str]:
+    return re.findall(r"[^\n]*\n|[^\n]+$", text)
+
+
+def _logical_starts(lines: list[str]) -> list[bool]:
+    """For each line: does it start a logical line (not inside brackets, a string or after a
+    backslash)? A light scanner: good enough to tell magics from continuation lines."""
+    starts = []
+    depth = 0
+    quote: str | None = None
+    continued = False
+    for line in lines:
+        starts.append(depth == 0 and quote is None and not continued)
+        continued = False
+        i, n = 0, len(line)
+        while i < n:
+            ch = line[i]
+            if quote is not None:
+                if ch == "\\":
+                    i += 2
+                    continue
+                if line.startswith(quote, i):
+                    i += len(quote)
+                    quote = None
+                    continue
+                if len(quote) == 1 and ch == "\n":
+                    quote = None
+                i += 1
+                continue
+            if ch == "#":
+                break
+            if ch in "\"'":
+                quote = line[i : i + 3] if line[i : i + 3] in ('"""', "'''") else ch
+                i += len(quote)
+                continue
+            if ch in "([{":
+                depth += 1
+            elif ch in ")]}":
+                depth = max(0, depth - 1)
+            elif ch == "\\" and line[i + 1 : i + 2] in ("\n", ""):
+                continued = True
+            i += 1
+    return starts
+
+
+def _is_magic(line: str) -> bool:
+    stripped = line.lstrip(" \t")
+    if stripped.startswith(("%", "!")):
+        return True
+    body = line.rstrip("\r\n")
+    return bool(_HELP.match(body)) or bool(_ASSIGN_MAGIC.match(body))
+
+
+@dataclass
+class Cell:
+    index: int  # 1-based over every cell of the notebook
+    text: str  # the original source text
+    lines: list[str]  # the Python lines given to the engine (magics replaced), each with \n
+    magics: dict[int, str] = field(default_factory=dict)  # placeholder number -> original line
+    trailing_newline: bool = True
+
+
+@dataclass
+class Joined:
+    text: str
+    cells: list[Cell]
+    # line of the joined text (1-based) -> (cell index, line in cell); marker lines are absent
+    where: dict[int, tuple[int, int]]
+
+
+def _python_cell(index: int, text: str, counter: list[int]) -> Cell | None:
+    lines = _split(text)
+    first = lines[0].strip() if lines else ""
+    magics: dict[int, str] = {}
+    out: list[str] = []
+    body = lines
+    if first.startswith("%%"):
+        parts = first.split()
+        if parts[0] != "%%writefile" or not parts[-1].endswith(".py"):
+            return None
+        counter[0] += 1
+        magics[counter[0]] = lines[0]
+        out.append(_PLACEHOLDER.format(counter[0]) + "\n")
+        body = lines[1:]
+    starts = _logical_starts(body)
+    in_magic = False
+    for line, starts_here in zip(body, starts):
+        if (starts_here and _is_magic(line)) or in_magic:
+            counter[0] += 1
+            magics[counter[0]] = line
+            indent = line[: len(line) - len(line.lstrip(" \t"))]
+            keep = f"{indent}pass  " if indent else ""
+            out.append(f"{keep}{_PLACEHOLDER.format(counter[0])}\n")
+            in_magic = line.rstrip("\r\n").endswith("\\")
+        else:
+            out.append(line if line.endswith("\n") else line + "\n")
+    return Cell(index, text, out, magics, trailing_newline=text.endswith("\n"))
+
+
+def _language(nb: dict) -> str:
+    meta = nb.get("metadata") or {}
+    info = meta.get("language_info") or {}
+    kernel = meta.get("kernelspec") or {}
+    return str(info.get("name") or kernel.get("language") or "python").lower()
+
+
+def join(nb: dict) -> Joined:
+    cells: list[Cell] = []
+    counter = [0]
+    if _language(nb) == "python":
+        for index, cell in enumerate(nb.get("cells") or [], start=1):
+            if not isinstance(cell, dict) or cell.get("cell_type") != "code":
+                continue
+            made = _python_cell(index, _source_text(cell.get("source")), counter)
+            if made is not None:
+                cells.append(made)
+    parts: list[str] = []
+    where: dict[int, tuple[int, int]] = {}
+    line = 0
+    for cell in cells:
+        parts.append(MARKER.format(cell.index) + "\n")
+        line += 1
+        for number, text in enumerate(cell.lines, start=1):
+            parts.append(text)
+            line += 1
+            where[line] = (cell.index, number)
+    return Joined("".join(parts), cells, where)
+
+
+def split_back(joined: Joined, fixed: str) -> dict[int, str]:
+    """The fixed text of each cell (magics restored), by cell index."""
+    chunks: dict[int, list[str]] = {}
+    order: list[int] = []
+    current: list[str] | None = None
+    for line in fixed.splitlines(keepends=True):
+        found = _MARKER_RE.match(line.rstrip("\r\n"))
+        if found:
+            order.append(int(found.group(1)))
+            current = chunks.setdefault(int(found.group(1)), [])
+        elif current is None:
+            if line.strip():
+                raise NotebookError("fixed code landed before the first cell")
+        else:
+            current.append(line)
+    if order != [c.index for c in joined.cells]:
+        raise NotebookError("the fixes moved code across cells")
+    out = {}
+    for cell in joined.cells:
+        lines = []
+        for line in chunks[cell.index]:
+            found = _PLACEHOLDER_RE.match(line.rstrip("\r\n"))
+            if found and int(found.group(1)) in cell.magics:
+                original = cell.magics[int(found.group(1))]
+                lines.append(original if original.endswith("\n") else original + "\n")
+            else:
+                lines.append(line)
+        text = "".join(lines)
+        if not cell.trailing_newline and text.endswith("\n"):
+            text = text[:-1]
+        out[cell.index] = text
+    return out
+
+
+# ---- re-encoding a cell's source in the notebook's style -----------------------------------
+
+
+def _style(raw: str) -> tuple[str, str, bool]:
+    newline = "\r\n" if "\r\n" in raw else "\n"
+    second = raw.split("\n", 2)[1] if raw.count("\n") >= 1 else ""
+    unit = second[: len(second) - len(second.lstrip(" \t"))] or " "
+    ensure_ascii = bool(re.search(r"\\u[0-9a-fA-F]{4}", raw)) and raw.isascii()
+    return newline, unit, ensure_ascii
+
+
+def _line_indent(raw: str, pos: int) -> str:
+    start = raw.rfind("\n", 0, pos) + 1
+    line = raw[start:pos]
+    return line[: len(line) - len(line.lstrip(" \t"))]
+
+
+def encode_source(raw: str, span: tuple[int, int], text: str) -> str:
+    newline, unit, ensure_ascii = _style(raw)
+    old = raw[span[0] : span[1]]
+    if old.startswith('"'):
+        return json.dumps(text, ensure_ascii=ensure_ascii)
+    items = [json.dumps(line, ensure_ascii=ensure_ascii) for line in _split(text)]
+    if not items:
+        return "[]"
+    positions = list(_items(raw, span[0]))
+    if positions and "\n" not in old:
+        return "[" + ", ".join(items) + "]"
+    if positions:
+        item_indent = _line_indent(raw, positions[0][0])
+        close_indent = _line_indent(raw, span[1] - 1)
+    else:
+        close_indent = _line_indent(raw, span[0])
+        item_indent = close_indent + unit
+    sep = "," + newline + item_indent
+    return "[" + newline + item_indent + sep.join(items) + newline + close_indent + "]"
+
+
+def rewrite(raw: str, new_sources: dict[int, str]) -> str:
+    """The raw notebook text with the `source` of the given cells (1-based) replaced."""
+    spans = source_spans(raw)
+    edits = []
+    for index, text in new_sources.items():
+        span = spans[index - 1]
+        if span is None:
+            raise NotebookError(f"cell {index} has no source")
+        edits.append((span, encode_source(raw, span, text)))
+    out = raw
+    for (start, end), value in sorted(edits, reverse=True):
+        out = out[:start] + value + out[end:]
+    nb = json.loads(out)
+    for index, text in new_sources.items():
+        if _source_text(nb["cells"][index - 1].get("source")) != text:
+            raise NotebookError(f"cell {index} did not round-trip")
+    return out
+
+
+# ---- checking -------------------------------------------------------------------------------
+
+
+def _map(finding: Finding, joined: Joined) -> Finding:
+    span = finding.span
+    start = joined.where.get(span.line)
+    if start is None:  # a marker line (a syntax error at a cell's end): the next cell's first
+        later = [n for n in joined.where if n > span.line]
+        start = joined.where[min(later)] if later else (joined.cells[-1].index, 1)
+        return replace(finding, cell=start[0], span=Span(start[1], 1, start[1], 1))
+    end = joined.where.get(span.end_line, start)
+    end_line = end[1] if end[0] == start[0] else start[1]
+    end_column = span.end_column if end[0] == start[0] else span.column + 1
+    return replace(finding, cell=start[0], span=Span(start[1], span.column, end_line, end_column))
+
+
+def _load(text: str) -> dict:
+    try:
+        nb = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise NotebookError(f"not a notebook: invalid JSON: {exc}") from None
+    if not isinstance(nb, dict) or not isinstance(nb.get("cells"), list):
+        raise NotebookError("not a notebook: no `cells` list")
+    return nb
+
+
+def check_notebook_source(text: str, path: str, job, relative: str | None = None) -> FileResult:
+    """Check (and with fix/diff options, fix) a notebook's JSON text. No file I/O; the fixed
+    notebook's JSON text is `fixed_source`."""
+    from neuron_migrate.engine.pipeline import check_source, problem
+
+    result = FileResult(path=path, original_source=text)
+    try:
+        nb = _load(text)
+    except NotebookError as exc:
+        result.findings = [problem(path, str(exc))]
+        return result
+    joined = join(nb)
+    if not joined.cells:
+        return result
+    inner = check_source(joined.text, path, job, relative)
+    result.findings = [_map(f, joined) for f in inner.findings]
+    result.error = inner.error
+    if inner.fixed_source is not None:
+        try:
+            sources = split_back(joined, inner.fixed_source)
+            changed = {
+                index: new
+                for index, new in sources.items()
+                if new != next(c.text for c in joined.cells if c.index == index)
+            }
+            if changed:
+                result.fixed_source = rewrite(text, changed)
+                result.applied = inner.applied
+        except (NotebookError, ValueError, KeyError, IndexError) as exc:
+            result.error = f"not fixed: {exc}"
+            result.fixed_source = None
+    return result
+
+
+def check_notebook_path(path: Path, display: str, relative: str, job) -> FileResult:
+    """Read a notebook, check it, and with --fix write the changed cells back atomically."""
+    from neuron_migrate.engine.pipeline import VerifyError, problem, write_atomic
+
+    try:
+        data = path.read_bytes()
+    except IsADirectoryError:
+        return FileResult(display, findings=[problem(display, "is a folder, not a file")])
+    except OSError as exc:
+        return FileResult(
+            display, findings=[problem(display, f"cannot read: {exc.strerror or exc}")]
+        )
+    bom = data.startswith(b"\xef\xbb\xbf")
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        return FileResult(display, findings=[problem(display, f"cannot decode as utf-8: {exc}")])
+    try:
+        result = check_notebook_source(text, display, job, relative)
+    except VerifyError as exc:
+        return FileResult(display, error=f"internal error: {exc}; the file was left alone")
+    except Exception as exc:  # noqa: BLE001 - one file's failure must not stop the run
+        return FileResult(
+            display,
+            error=f"internal error: {type(exc).__name__}: {exc} (please report it with this file)",
+        )
+    if result.fixed_source is not None and job.options.fix:
+        try:
+            new = result.fixed_source.encode("utf-8")
+            write_atomic(path, (b"\xef\xbb\xbf" if bom else b"") + new, data)
+            result.written = True
+        except OSError as exc:
+            result.error = f"not fixed: {exc.strerror or exc}"
+    return result
+
+
+# ---- diffs and line look-ups ----------------------------------------------------------------
+
+
+def cell_sources(raw: str) -> list[str]:
+    return [_source_text(c.get("source")) for c in json.loads(raw).get("cells", [])]
+
+
+def cell_diff(original: str, fixed: str, path: str) -> str:
+    """Unified diffs of the cells that changed, each headed `path:cell N`."""
+    out = []
+    for index, (old, new) in enumerate(zip(cell_sources(original), cell_sources(fixed)), 1):
+        if old == new:
+            continue
+        old_lines = [x if x.endswith("\n") else x + "\n" for x in _split(old)]
+        new_lines = [x if x.endswith("\n") else x + "\n" for x in _split(new)]
+        name = f"{path}:cell {index}"
+        out.extend(difflib.unified_diff(old_lines, new_lines, fromfile=name, tofile=name))
+    return "".join(out)
+
+
+def json_line_of(raw: str, cell: int, line: int) -> int | None:
+    """The line of the notebook's JSON text that holds line `line` of cell `cell`, when the
+    source is a list with one item per JSON line (as Jupyter writes it)."""
+    try:
+        span = source_spans(raw)[cell - 1]
+    except (NotebookError, IndexError, ValueError):
+        return None
+    if span is None or raw[span[0]] != "[":
+        return None
+    items = list(_items(raw, span[0]))
+    if not 0 < line <= len(items):
+        return None
+    return raw.count("\n", 0, items[line - 1][0]) + 1
+
+
+def json_line_of_finding(finding: Finding) -> int | None:
+    if finding.cell is None:
+        return None
+    try:
+        raw = Path(finding.path).read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError):
+        return None
+    return json_line_of(raw, finding.cell, finding.span.line)
