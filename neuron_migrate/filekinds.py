@@ -8,11 +8,15 @@ from pathlib import PurePath
 # kind -> "module:function" with the signature of engine.pipeline.check_path; imported lazily
 CHECKERS: dict[str, str] = {
     "python": "neuron_migrate.engine.pipeline:check_path",
+    # requirements, pyproject.toml, setup.cfg, setup.py (Python checks included), shell
+    # launchers, Dockerfiles, YAML / JSON / TOML configs: neuron_migrate/project
+    "project": "neuron_migrate.project:check_project_path",
     "notebook": "neuron_migrate.notebooks:check_notebook_path",
 }
 # kind -> "module:function" with the signature of engine.pipeline.check_source (text in, no I/O)
 SOURCE_CHECKERS: dict[str, str] = {
     "python": "neuron_migrate.engine.pipeline:check_source",
+    "project": "neuron_migrate.project:check_project_source",
     "notebook": "neuron_migrate.notebooks:check_notebook_source",
 }
 
@@ -20,11 +24,19 @@ SOURCE_CHECKERS: dict[str, str] = {
 def kind_of(path: PurePath | str) -> str | None:
     """The kind of a file by its name, or None for a file no checker reads."""
     name = PurePath(path).name
+    if _project_format(name) is not None:
+        return "project"
     if name.endswith((".py", ".pyi")):
         return "python"
     if name.endswith(".ipynb"):
         return "notebook"
     return None
+
+
+def _project_format(name: str) -> str | None:
+    from neuron_migrate.project import format_name
+
+    return format_name(name)
 
 
 def load(spec: str):

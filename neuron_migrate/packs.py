@@ -23,7 +23,15 @@ MATCH_KINDS = {
     "device-string",  # a string literal used as a device
     "module-placement",  # a module moved to the device (`model.to(device)`)
     "unused-import",  # a legacy import whose names are not used
+} | {
+    # project files (neuron_migrate/project): their checker does the edit, so these kinds
+    # take a `safety` without an `action`
+    "requirement",  # a dependency pin in requirements, pyproject, setup.cfg, setup.py, pip install
+    "python-requires",  # requires-python / python_requires / Poetry's python
+    "launcher",  # a command or variable in a shell launcher or Dockerfile
+    "instance-type",  # an instance type in a config or script
 }
+PROJECT_KINDS = frozenset({"requirement", "python-requires", "launcher", "instance-type"})
 WHERE = {"any", "statement", "value", "with-item", "decorator"}
 ARGS = {"any", "none", "some"}
 CONDITIONS = {
@@ -99,6 +107,8 @@ class Rule:
     patterns: tuple[Pattern, ...]
     examples: tuple[Example, ...]
     ok: tuple[str, ...]
+    # the file each `ok` snippet is (its name picks the checker), beside `ok`
+    ok_files: tuple[str, ...] = ()
 
     @property
     def fix_safety(self) -> str:
@@ -170,9 +180,11 @@ def _pattern(path: Path, where: str, data: Any) -> Pattern:
             if any(key in other for other in ACTION_PARAMS.values()):
                 raise _fail(path, where, f"field `{key}` does not go with action {action!r}")
         params = {key: data[key] for key in allowed if key in data}
-    elif safety is not None:
+    elif safety is not None and kind not in PROJECT_KINDS:
         raise _fail(path, where, "`safety` without an `action`")
     else:
+        if safety is not None and safety not in ("safe", "unsafe"):
+            raise _fail(path, where, "`safety` must be 'safe' or 'unsafe'")
         for key in data:
             if any(key in other for other in ACTION_PARAMS.values()):
                 raise _fail(path, where, f"field `{key}` needs an `action`")
@@ -195,6 +207,29 @@ def _pattern(path: Path, where: str, data: Any) -> Pattern:
         needs_setting=_str(path, where, data, "needs-setting", required=False),
         params=params,
     )
+
+
+def _ok(path: Path, where: str, data: dict) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """`ok` snippets: plain strings (Python), or tables `{ file = "run.sh", code = "..." }`."""
+    value = data.get("ok", [])
+    if isinstance(value, (str, dict)):
+        value = [value]
+    if not isinstance(value, list):
+        raise _fail(path, where, "`ok` must be a list of strings or tables")
+    codes, files = [], []
+    for i, item in enumerate(value):
+        if isinstance(item, dict):
+            unknown = sorted(set(item) - {"file", "code"})
+            if unknown:
+                raise _fail(path, f"{where}: ok #{i + 1}", f"unknown field `{unknown[0]}`")
+            codes.append(_str(path, f"{where}: ok #{i + 1}", item, "code"))
+            files.append(_str(path, f"{where}: ok #{i + 1}", item, "file"))
+        elif isinstance(item, str) and item:
+            codes.append(item)
+            files.append("snippet.py")
+        else:
+            raise _fail(path, where, "`ok` must be a list of strings or tables")
+    return tuple(codes), tuple(files)
 
 
 def _rule(path: Path, pack: str, index: int, data: Any) -> Rule:
@@ -237,6 +272,7 @@ def _rule(path: Path, pack: str, index: int, data: Any) -> Rule:
                 settings=settings,
             )
         )
+    ok = _ok(path, where, data)
     return Rule(
         code=code,
         name=name,
@@ -248,7 +284,8 @@ def _rule(path: Path, pack: str, index: int, data: Any) -> Rule:
         source=_str(path, where, data, "source"),
         patterns=patterns,
         examples=tuple(examples),
-        ok=_str_list(path, where, data, "ok"),
+        ok=ok[0],
+        ok_files=ok[1],
     )
 
 

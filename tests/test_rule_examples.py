@@ -27,8 +27,9 @@ def _cases():
 
 def _ok_cases():
     for rule in RULES:
-        for index, snippet in enumerate(rule.ok):
-            yield pytest.param(rule, snippet, id=f"{rule.code}-ok{index + 1}")
+        files = rule.ok_files or ("snippet.py",) * len(rule.ok)
+        for index, (snippet, filename) in enumerate(zip(rule.ok, files)):
+            yield pytest.param(rule, snippet, filename, id=f"{rule.code}-ok{index + 1}")
 
 
 @pytest.mark.parametrize("rule", RULES, ids=[r.code for r in RULES])
@@ -67,9 +68,9 @@ def test_example_fix(rule, example):
     assert rule.code not in [f.code for f in again.findings]
 
 
-@pytest.mark.parametrize(("rule", "snippet"), list(_ok_cases()))
-def test_ok_is_not_reported(rule, snippet):
-    result = run_code(snippet, dedent=False)
+@pytest.mark.parametrize(("rule", "snippet", "filename"), list(_ok_cases()))
+def test_ok_is_not_reported(rule, snippet, filename):
+    result = run_code(snippet, dedent=False, filename=filename)
     assert rule.code not in [f.code for f in result.findings], result.findings
 
 

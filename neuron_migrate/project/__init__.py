@@ -1,0 +1,212 @@
+"""Project files beside the code (pack `project`, NM901-NM905): requirements, pyproject.toml,
+setup.cfg, setup.py, shell launchers and Dockerfiles, YAML / JSON / TOML configs.
+
+One format module per syntax; each has `TRIGGER` (a bytes regex: could there be anything to
+find?), `analyze(text) -> [Hit]` and `apply(text, hits) -> text`. This module picks the format by
+the file name, keeps the hits of enabled rules that no `# noqa` suppresses, turns them into
+Findings, and with --fix / --diff applies the wanted fixes until nothing changes.
+
+setup.py is Python too: its checker runs the Python engine first and then the install_requires
+check on the (fixed) result, so one file kind gives both sets of findings and one write.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from pathlib import Path, PurePath
+
+from neuron_migrate.model import FileResult, Finding, Safety, Span
+
+PACK_CODES = ("NM901", "NM902", "NM903", "NM904", "NM905")
+MAX_FIX_ROUNDS = 3
+# configs bigger than this are data (tokenizers, datasets), not configuration
+MAX_CONFIG_BYTES = 2_000_000
+
+_REQUIREMENT_GLOBS = (
+    "requirements*.txt",
+    "*-requirements.txt",
+    "*_requirements.txt",
+    "constraints*.txt",
+    "requirements*.in",
+)
+_CONFIG_SUFFIXES = (".yaml", ".yml", ".json", ".toml")
+
+
+def format_name(path: PurePath | str) -> str | None:
+    """Which format module reads a file, by its name; None for a file this package skips."""
+    name = PurePath(path).name
+    lower = name.lower()
+    if any(fnmatch.fnmatch(lower, g) for g in _REQUIREMENT_GLOBS):
+        return "requirements"
+    if name == "pyproject.toml":
+        return "pyproject"
+    if name == "setup.cfg":
+        return "setupcfg"
+    if name == "setup.py":
+        return "setuppy"
+    if lower.endswith((".sh", ".bash")):
+        return "shell"
+    if name in ("Dockerfile", "Containerfile") or name.startswith("Dockerfile."):
+        return "dockerfile"
+    if lower.endswith(".dockerfile"):
+        return "dockerfile"
+    if lower.endswith(_CONFIG_SUFFIXES):
+        return "configs"
+    return None
+
+
+def _module(fmt: str):
+    from neuron_migrate.project import configs, pyproject, requirements, setupcfg, setuppy, shell
+
+    return {
+        "requirements": requirements,
+        "pyproject": pyproject,
+        "setupcfg": setupcfg,
+        "setuppy": setuppy,
+        "shell": shell,
+        "dockerfile": shell.DOCKERFILE,
+        "configs": configs,
+    }[fmt]
+
+
+def _enabled(job, relative: str) -> dict:
+    return {r.code: r for r in job.ruleset_for(relative).rules if r.code in PACK_CODES}
+
+
+def _findings(hits, lines, path: str, rules: dict) -> tuple[list[Finding], list]:
+    from neuron_migrate.engine.noqa import suppresses
+
+    findings, live = [], []
+    for hit in hits:
+        rule = rules.get(hit.code)
+        if rule is None:
+            continue
+        source = lines.content(hit.line)
+        if suppresses(source, hit.code):
+            continue
+        fix = None
+        if hit.edit is not None and hit.safety is not None:
+            from neuron_migrate.model import Fix
+
+            fix = Fix(hit.safety, hit.replacement)
+        finding = Finding(
+            path=path,
+            code=hit.code,
+            name=rule.name,
+            severity=rule.severity,
+            message=hit.message,
+            span=Span(hit.line, hit.col, hit.line, max(hit.end_col, hit.col + 1)),
+            fix=fix,
+            source_line=source,
+        )
+        findings.append(finding)
+        live.append((hit, finding))
+    findings.sort(key=Finding.sort_key)
+    return findings, live
+
+
+def _wanted(finding: Finding, options) -> bool:
+    fix = finding.fix
+    return fix is not None and (fix.safety is Safety.SAFE or options.unsafe_fixes)
+
+
+def _check_text(text: str, path: str, job, relative: str, fmt: str) -> FileResult:
+    from neuron_migrate.engine.pipeline import problem
+    from neuron_migrate.project.core import Lines, ProjectParseError
+
+    result = FileResult(path=path, original_source=text)
+    rules = _enabled(job, relative)
+    module = _module(fmt)
+    if not rules or not module.TRIGGER.search(text.encode("utf-8", "surrogatepass")):
+        return result
+    original = text
+    try:
+        findings, live = _findings(module.analyze(text), Lines(text), path, rules)
+        if job.options.rewrites:
+            for _ in range(MAX_FIX_ROUNDS):
+                chosen = [hit for hit, finding in live if _wanted(finding, job.options)]
+                if not chosen:
+                    break
+                new = module.apply(text, chosen)
+                if new == text:
+                    break
+                result.applied += len(chosen)
+                text = new
+                findings, live = _findings(module.analyze(text), Lines(text), path, rules)
+    except ProjectParseError as exc:
+        span = Span(exc.line, exc.col, exc.line, exc.col)
+        result.findings = [problem(path, str(exc), span)]
+        result.applied = 0
+        return result
+    if text != original:
+        result.fixed_source = text
+    result.findings = findings
+    return result
+
+
+def check_project_source(text: str, path: str, job, relative: str | None = None) -> FileResult:
+    """Check (and with fix/diff options, fix) a project file's text. No file I/O."""
+    relative = relative if relative is not None else path
+    fmt = format_name(path) or "configs"
+    if fmt != "setuppy":
+        return _check_text(text, path, job, relative, fmt)
+    from neuron_migrate.engine.pipeline import check_source
+
+    python = check_source(text, path, job, relative)
+    if python.error or any(f.code == "NM000" for f in python.findings):
+        return python
+    middle = python.fixed_source if python.fixed_source is not None else text
+    project = _check_text(middle, path, job, relative, fmt)
+    final = project.fixed_source if project.fixed_source is not None else middle
+    return FileResult(
+        path=path,
+        findings=sorted(python.findings + project.findings, key=Finding.sort_key),
+        fixed_source=final if final != text else None,
+        original_source=text,
+        applied=python.applied + project.applied,
+    )
+
+
+def check_project_path(path: Path, display: str, relative: str, job) -> FileResult:
+    """Read a project file, check it, and with --fix write it back atomically."""
+    from neuron_migrate.engine.pipeline import (
+        DecodeProblem,
+        VerifyError,
+        decode,
+        problem,
+        write_atomic,
+    )
+
+    try:
+        data = path.read_bytes()
+    except IsADirectoryError:
+        return FileResult(display, findings=[problem(display, "is a folder, not a file")])
+    except OSError as exc:
+        return FileResult(
+            display, findings=[problem(display, f"cannot read: {exc.strerror or exc}")]
+        )
+    fmt = format_name(path) or "configs"
+    if fmt == "configs" and len(data) > MAX_CONFIG_BYTES:
+        return FileResult(display)
+    if fmt != "setuppy" and not _module(fmt).TRIGGER.search(data):
+        return FileResult(display)
+    try:
+        decoded = decode(data)
+    except DecodeProblem as exc:
+        return FileResult(display, findings=[problem(display, str(exc))])
+    try:
+        result = check_project_source(decoded.text, display, job, relative)
+    except VerifyError as exc:
+        return FileResult(display, error=f"internal error: {exc}; the file was left alone")
+    except Exception as exc:  # noqa: BLE001 - one file's failure must not stop the run
+        return FileResult(
+            display,
+            error=f"internal error: {type(exc).__name__}: {exc} (please report it with this file)",
+        )
+    if result.fixed_source is not None and job.options.fix:
+        try:
+            write_atomic(path, result.fixed_source.encode(decoded.encoding), data)
+            result.written = True
+        except (OSError, UnicodeEncodeError) as exc:
+            result.error = f"not fixed: {getattr(exc, 'strerror', None) or exc}"
+    return result
