@@ -46,7 +46,15 @@ def generic_message(rule: Rule) -> str:
         "arg0": "index",
         "synchronize": "torch.accelerator.synchronize()",
     }
-    return rule.message.format_map(values)
+    values.update(
+        process_group='"neuron"', var="XLA_USE_BF16", attr="AdamW", glob1="SUM", keyword="…"
+    )
+    return rule.message.format_map(_Placeholder(values))
+
+
+class _Placeholder(dict):
+    def __missing__(self, key: str) -> str:
+        return "…"
 
 
 def _example_code(text: str) -> str:

@@ -23,6 +23,10 @@ MATCH_KINDS = {
     "device-string",  # a string literal used as a device
     "module-placement",  # a module moved to the device (`model.to(device)`)
     "unused-import",  # a legacy import whose names are not used
+    "method",  # a method call by name on any object (`.double()`, `.to_sparse()`)
+    "keyword",  # a keyword argument passed to a call (`tensor_parallel_size=8`)
+    "env-write",  # an environment variable set in code (`os.environ["XLA_USE_BF16"] = "1"`)
+    "device-loader",  # a device loader consumed by a `for` loop (`pl.MpDeviceLoader`)
 } | {
     # project files (neuron_migrate/project): their checker does the edit, so these kinds
     # take a `safety` without an `action`
@@ -33,10 +37,13 @@ MATCH_KINDS = {
 }
 PROJECT_KINDS = frozenset({"requirement", "python-requires", "launcher", "instance-type"})
 WHERE = {"any", "statement", "value", "with-item", "decorator"}
-ARGS = {"any", "none", "some"}
+ARGS = {"any", "none", "some", "one"}
 CONDITIONS = {
     "compile-backend-differs",  # torch.compile with a backend or mode the target does not want
     "single-index-argument",  # a call whose only argument is a device index
+    "in-main-guard",  # inside `if __name__ == "__main__":`
+    "first-arg-xla-string",  # the first positional argument is "xla" / "xla:N"
+    "assigned-to-first-arg",  # `x = f(op, x)`: the result replaces the argument it was given
 }
 PATTERN_KEYS = {
     "kind",
@@ -49,6 +56,12 @@ PATTERN_KEYS = {
     "message",
     "triggers",
     "needs-setting",
+    "keywords",  # the call passes at least one of these keywords
+    "no-keywords",  # the call passes none of these keywords
+    "keyword-values",  # the call passes these keywords with exactly this code
+    "values",  # kind keyword: the keyword's value is one of these (code)
+    "requires-import",  # the file imports one of these modules (or a module below them)
+    "unused",  # kinds import: the names the import binds are used nowhere else
 } | {key for params in ACTION_PARAMS.values() for key in params}
 RULE_KEYS = {
     "code",
@@ -82,6 +95,12 @@ class Pattern:
     message: str | None = None
     triggers: tuple[str, ...] = ()
     needs_setting: str | None = None
+    keywords: tuple[str, ...] = ()
+    no_keywords: tuple[str, ...] = ()
+    keyword_values: dict[str, str] = field(default_factory=dict, hash=False, compare=False)
+    values: tuple[str, ...] = ()
+    requires_import: tuple[str, ...] = ()
+    unused: bool | None = None
     params: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
 
 
@@ -146,6 +165,20 @@ def _str_list(path: Path, where: str, data: dict, key: str) -> tuple[str, ...]:
     return tuple(value)
 
 
+def _str_table(path: Path, where: str, data: dict, key: str) -> dict[str, str]:
+    value = data.get(key, {})
+    if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
+        raise _fail(path, where, f"`{key}` must be a table of strings")
+    return dict(value)
+
+
+def _bool(path: Path, where: str, data: dict, key: str) -> bool | None:
+    value = data.get(key)
+    if value is not None and not isinstance(value, bool):
+        raise _fail(path, where, f"`{key}` must be true or false")
+    return value
+
+
 def _pattern(path: Path, where: str, data: Any) -> Pattern:
     if not isinstance(data, dict):
         raise _fail(path, where, "must be a table")
@@ -156,7 +189,10 @@ def _pattern(path: Path, where: str, data: Any) -> Pattern:
     if kind not in MATCH_KINDS:
         raise _fail(path, where, f"`kind` must be one of {sorted(MATCH_KINDS)}, not {kind!r}")
     names = _str_list(path, where, data, "names")
-    if kind in {"call", "reference", "import", "unused-import"} and not names:
+    if (
+        kind in {"call", "reference", "import", "unused-import", "method", "env-write"}
+        and not names
+    ):
         raise _fail(path, where, f"`names` is required for kind {kind!r}")
     where_value = data.get("where", "any")
     if where_value not in WHERE:
@@ -205,6 +241,12 @@ def _pattern(path: Path, where: str, data: Any) -> Pattern:
         message=_str(path, where, data, "message", required=False),
         triggers=triggers,
         needs_setting=_str(path, where, data, "needs-setting", required=False),
+        keywords=_str_list(path, where, data, "keywords"),
+        no_keywords=_str_list(path, where, data, "no-keywords"),
+        keyword_values=_str_table(path, where, data, "keyword-values"),
+        values=_str_list(path, where, data, "values"),
+        requires_import=_str_list(path, where, data, "requires-import"),
+        unused=_bool(path, where, data, "unused"),
         params=params,
     )
 

@@ -47,6 +47,10 @@ def test_example_is_reported(rule, example):
     settings.pop("unsafe")
     result = run_code(example.before, dedent=False, filename=example.file, **settings)
     assert rule.code in [f.code for f in result.findings], result.findings
+    if example.after is not None and rule.fix_safety == "manual":
+        # the hand-migrated code of a manual rule is what the rule asks for: not reported
+        done = run_code(example.after, dedent=False, filename=example.file, **settings)
+        assert rule.code not in [f.code for f in done.findings], done.findings
 
 
 @pytest.mark.parametrize(("rule", "example"), list(_cases()))
@@ -65,7 +69,7 @@ def test_example_fix(rule, example):
     # a second fix changes nothing, and the rule no longer fires
     again = run_code(new, dedent=False, select=select, fix=True, filename=example.file, **settings)
     assert again.fixed_source is None
-    assert rule.code not in [f.code for f in again.findings]
+    assert not [f for f in again.findings if f.code == rule.code and f.fix is not None]
 
 
 @pytest.mark.parametrize(("rule", "snippet", "filename"), list(_ok_cases()))

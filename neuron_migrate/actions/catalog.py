@@ -12,8 +12,24 @@ ACTION_PARAMS: dict[str, frozenset[str]] = {
     "replace-statement": frozenset({"template", "imports"}),
     # keep the call, give it a new function and adjust its keywords
     "rewrite-call": frozenset(
-        {"func", "imports", "set-keywords", "default-keywords", "drop-keywords", "rename-keywords"}
+        {
+            "func",
+            "imports",
+            "set-args",
+            "set-keywords",
+            "default-keywords",
+            "drop-keywords",
+            "drop-keyword-values",
+            "rename-keywords",
+            "wrap",
+        }
     ),
+    # a keyword argument's value becomes the template (`dynamic=True` -> `dynamic=False`)
+    "set-value": frozenset({"template", "imports"}),
+    # drop the matched keyword argument from its call
+    "remove-argument": frozenset(),
+    # `for b in loader:` gets the plain loader and `b = b.to(device)` at the top of its body
+    "unwrap-device-loader": frozenset({"imports"}),
     # `with x():` around a body: keep the body, dedented (or drop the one item)
     "unwrap-with": frozenset(),
     # swap the device part of a device string ("xla:0" -> "neuron:0")

@@ -104,6 +104,18 @@ def rewrite_call(node: cst.Call, params: dict, variables: dict) -> cst.CSTNode:
         i = find(name)
         if i is not None:
             args = _drop(args, i)
+    from neuron_migrate.engine.matcher import string_value
+
+    for name, values in params.get("drop-keyword-values", {}).items():
+        i = find(name)
+        if i is not None and string_value(args[i].value) in values:
+            args = _drop(args, i)
+    for index, code in params.get("set-args", {}).items():
+        positional = [i for i, a in enumerate(args) if a.keyword is None and not a.star]
+        if int(index) >= len(positional):
+            raise Decline(f"no positional argument {index}")
+        at = positional[int(index)]
+        args[at] = args[at].with_changes(value=_parse_expression(render(code, variables)))
     for name, code in params.get("set-keywords", {}).items():
         i = find(name)
         if i is not None:
@@ -117,7 +129,19 @@ def rewrite_call(node: cst.Call, params: dict, variables: dict) -> cst.CSTNode:
     changes: dict[str, Any] = {"args": args}
     if "func" in params:
         changes["func"] = _parse_expression(render(params["func"], variables))
-    return node.with_changes(**changes)
+    new = node.with_changes(**changes)
+    if "wrap" in params:
+        # e.g. "{call}.to({device})": the rewritten call inside a larger expression
+        call_code = cst.Module(body=[]).code_for_node(new.with_changes(lpar=[], rpar=[]))
+        new = _parse_expression(render(params["wrap"], {**variables, "call": call_code}))
+    return new
+
+
+def set_value(node: cst.Arg, params: dict, variables: dict) -> cst.CSTNode:
+    """A keyword argument keeps its place and gets a new value."""
+    if not isinstance(node, cst.Arg):
+        raise Decline("not an argument")
+    return node.with_changes(value=_parse_expression(render(params["template"], variables)))
 
 
 def replace_device_string(node: cst.SimpleString, params: dict, variables: dict) -> cst.CSTNode:
@@ -149,6 +173,15 @@ def replace_statement(node: cst.CSTNode, params: dict, variables: dict) -> list:
 
 def insert_after(node: cst.CSTNode, params: dict, variables: dict) -> list:
     return [KEEP, *_statements(render(params["template"], variables).strip() + "\n")]
+
+
+def prepend_to_body(node: cst.CSTNode, params: dict, variables: dict):
+    """Add a statement at the top of a compound statement's block (a `for` loop's body)."""
+    body = getattr(node, "body", None)
+    if not isinstance(body, cst.IndentedBlock):
+        raise Decline("the loop body is on the same line")
+    new = _statements(render(params["template"], variables).strip() + "\n")
+    return node.with_changes(body=body.with_changes(body=[*new, *body.body]))
 
 
 def unwrap_with(node: cst.With, params: dict, variables: dict) -> list:
@@ -225,6 +258,7 @@ EXPRESSION_ACTIONS: dict[str, ExpressionAction] = {
     "replace-expression": replace_expression,
     "rewrite-call": rewrite_call,
     "replace-device-string": replace_device_string,
+    "set-value": set_value,
 }
 STATEMENT_ACTIONS: dict[str, StatementAction] = {
     "remove-statement": remove_statement,
@@ -232,4 +266,5 @@ STATEMENT_ACTIONS: dict[str, StatementAction] = {
     "insert-after": insert_after,
     "unwrap-with": unwrap_with,
     "remove-import": remove_import,
+    "prepend-to-body": prepend_to_body,
 }

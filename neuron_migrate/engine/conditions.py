@@ -42,9 +42,72 @@ def single_index_argument(matcher: Matcher, node: cst.CSTNode) -> bool:
     return arg.keyword is None or arg.keyword.value in ("n", "index")
 
 
+def is_main_guard(test: cst.BaseExpression) -> bool:
+    """`__name__ == "__main__"` (either way round)."""
+    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+        return False
+    target = test.comparisons[0]
+    if not isinstance(target.operator, cst.Equal):
+        return False
+    sides = {type(test.left), type(target.comparator)}
+    if sides != {cst.Name, cst.SimpleString}:
+        return False
+    name = test.left if isinstance(test.left, cst.Name) else target.comparator
+    text = target.comparator if isinstance(test.left, cst.Name) else test.left
+    return name.value == "__name__" and text.value.strip("'\"") == "__main__"
+
+
+def in_main_guard(matcher: Matcher, node: cst.CSTNode) -> bool:
+    return matcher.main_guard > 0
+
+
+def first_arg_xla_string(matcher: Matcher, node: cst.CSTNode) -> bool:
+    from neuron_migrate.engine.matcher import is_device_string, string_value
+
+    if not isinstance(node, cst.Call) or not node.args or node.args[0].keyword is not None:
+        return False
+    return is_device_string(string_value(node.args[0].value), ("xla",))
+
+
+def assigned_to_first_arg(matcher: Matcher, node: cst.CSTNode) -> bool:
+    """`t = xm.all_reduce(op, t)`: the call's result replaces the tensor it was given."""
+    if not isinstance(node, cst.Call):
+        return False
+    owner = matcher._context.get(id(node), ("value", None))[1]
+    if not isinstance(owner, cst.Assign) or len(owner.targets) != 1:
+        return False
+    target = owner.targets[0].target
+    positional = [a for a in node.args if a.keyword is None]
+    return (
+        isinstance(target, cst.Name)
+        and len(positional) >= 2
+        and isinstance(positional[1].value, cst.Name)
+        and positional[1].value.value == target.value
+    )
+
+
+def loop_batch_names(target: cst.BaseExpression, through_enumerate: bool) -> str | None:
+    """The names a `for` loop binds each batch to: "x, y" or "batch"; None for other shapes."""
+    if through_enumerate:
+        if not isinstance(target, cst.Tuple) or len(target.elements) != 2:
+            return None
+        target = target.elements[1].value
+    if isinstance(target, cst.Name):
+        return target.value
+    if isinstance(target, (cst.Tuple, cst.List)) and all(
+        isinstance(e.value, cst.Name) and not isinstance(e, cst.StarredElement)
+        for e in target.elements
+    ):
+        return ", ".join(e.value.value for e in target.elements)
+    return None
+
+
 CHECKS: dict[str, Callable[[Matcher, cst.CSTNode], bool]] = {
     "compile-backend-differs": compile_backend_differs,
     "single-index-argument": single_index_argument,
+    "in-main-guard": in_main_guard,
+    "first-arg-xla-string": first_arg_xla_string,
+    "assigned-to-first-arg": assigned_to_first_arg,
 }
 
 _DTYPE_HINTS = ("float", "half", "bfloat", "int", "double", "bool", "complex", "dtype")

@@ -11,7 +11,7 @@ from neuron_migrate.actions import edits as actions
 from neuron_migrate.engine.matcher import Edit, Hit
 from neuron_migrate.engine.noqa import suppresses
 from neuron_migrate.engine.ruleset import matches_name
-from neuron_migrate.engine.scopes import collect_imports
+from neuron_migrate.engine.scopes import collect_imports, dotted_name
 
 UNUSED_IMPORT_CODE = "NM603"
 _ANNOTATION = re.compile(r"[A-Za-z_][\w.]*(\[[\w., \[\]]*\])?")
@@ -27,6 +27,17 @@ def _semicolons(small: list[cst.BaseSmallStatement]) -> list[cst.BaseSmallStatem
         for s in small[:-1]
     ]
     return [*joined, small[-1].with_changes(semicolon=cst.MaybeSentinel.DEFAULT)]
+
+
+def _with_trailing(statement, trailing: cst.TrailingWhitespace):
+    """Give the last simple line of a statement (descending into a new block) this ending."""
+    if isinstance(statement, cst.SimpleStatementLine):
+        return statement.with_changes(trailing_whitespace=trailing)
+    body = getattr(statement, "body", None)
+    if isinstance(body, cst.IndentedBlock) and body.body and trailing.comment is not None:
+        last = _with_trailing(body.body[-1], trailing)
+        return statement.with_changes(body=body.with_changes(body=[*body.body[:-1], last]))
+    return statement
 
 
 @dataclass
@@ -124,10 +135,9 @@ class _Applier(cst.CSTTransformer):
                         out[0] = out[0].with_changes(
                             leading_lines=[*upd.leading_lines, *out[0].leading_lines]
                         )
-                    last = out[-1]
-                    if isinstance(last, cst.SimpleStatementLine) and last is not upd:
+                    if out[-1] is not upd:
                         # the line's own comment stays with what replaced the line
-                        out[-1] = last.with_changes(trailing_whitespace=upd.trailing_whitespace)
+                        out[-1] = _with_trailing(out[-1], upd.trailing_whitespace)
                     result = out
             else:
                 small = self._small(orig.body, upd.body)
@@ -145,6 +155,7 @@ class _Applier(cst.CSTTransformer):
     def _block(self, original, updated):
         body: list[cst.BaseStatement] = []
         carried: list[cst.EmptyLine] = []
+        blank: list[cst.EmptyLine] = []
         changed = False
         for orig, upd in zip(original.body, updated.body):
             result = self._statement(orig, upd)
@@ -157,6 +168,8 @@ class _Applier(cst.CSTTransformer):
                     # what comes next; bare blank lines go with it
                     if any(line.comment is not None for line in upd.leading_lines):
                         carried.extend(upd.leading_lines)
+                    elif upd.leading_lines and not blank:
+                        blank = list(upd.leading_lines)
             for item in result:
                 if isinstance(item, actions.FooterCarrier):
                     carried.extend(item.lines)
@@ -164,6 +177,10 @@ class _Applier(cst.CSTTransformer):
                 if carried:
                     item = item.with_changes(leading_lines=[*carried, *item.leading_lines])
                     carried = []
+                elif blank and not item.leading_lines and body:
+                    # a blank line that separated the removed statement stays as a separator
+                    item = item.with_changes(leading_lines=blank)
+                blank = []
                 body.append(item)
         if not changed:
             return updated
@@ -254,8 +271,23 @@ def _binding_of(statement: str) -> tuple[str, str]:
     return binding.name, binding.qname
 
 
-def _import_block_end(module: cst.Module) -> int:
-    """After the last import of the first import block, else after the docstring."""
+def _import_key(stmt: cst.BaseStatement) -> str | None:
+    """The module a top-level absolute import line imports (for ordering), else None."""
+    if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1:
+        return None
+    node = stmt.body[0]
+    if isinstance(node, cst.Import):
+        return (dotted_name(node.names[0].name) or "").lower()
+    if isinstance(node, cst.ImportFrom) and not node.relative and node.module is not None:
+        module = dotted_name(node.module) or ""
+        return None if module == "__future__" else module.lower()
+    return None
+
+
+def _insert_at(module: cst.Module, key: str) -> int:
+    """Where `import <key>` goes: in the import block at the top of the module (after the
+    docstring), before the first absolute import that sorts after it, else after the block;
+    at the top when the module does not start with imports (never below code that uses it)."""
     body = module.body
     index = 0
     if (
@@ -265,23 +297,38 @@ def _import_block_end(module: cst.Module) -> int:
     ):
         if isinstance(body[0].body[0].value, (cst.SimpleString, cst.ConcatenatedString)):
             index = 1
-    last_import = -1
+    last_absolute = None
     for i in range(index, len(body)):
         stmt = body[i]
-        if isinstance(stmt, cst.SimpleStatementLine) and all(
+        is_import = isinstance(stmt, cst.SimpleStatementLine) and all(
             isinstance(s, (cst.Import, cst.ImportFrom)) for s in stmt.body
-        ):
-            last_import = i
-        elif last_import >= 0:
+        )
+        if not is_import:
             break
-    return last_import + 1 if last_import >= 0 else index
+        stmt_key = _import_key(stmt)
+        if stmt_key is None:
+            if _is_future(stmt):
+                index = i + 1
+            continue
+        if stmt_key > key:
+            return i
+        last_absolute = i
+    return last_absolute + 1 if last_absolute is not None else index
 
 
-def add_imports(module: cst.Module, needed: list[str], position: int) -> cst.Module:
+def _is_future(stmt: cst.SimpleStatementLine) -> bool:
+    node = stmt.body[0]
+    return (
+        isinstance(node, cst.ImportFrom) and dotted_name(node.module) == "__future__"
+        if node.module
+        else False
+    )
+
+
+def add_imports(module: cst.Module, needed: list[str]) -> cst.Module:
     """Add the `import x` statements the fixes need, once, unless the module binds them."""
     table = collect_imports(module)
     bound = {b.name: b.qname for b in table.bindings if b.scope is table.module}
-    new_lines = []
     for statement in dict.fromkeys(needed):
         name, qname = _binding_of(statement)
         if bound.get(name) == qname:
@@ -289,13 +336,12 @@ def add_imports(module: cst.Module, needed: list[str], position: int) -> cst.Mod
         if name in bound:
             raise FixError(f"the fix needs `{statement}` but `{name}` is already {bound[name]}")
         bound[name] = qname
-        new_lines.append(cst.parse_statement(statement + "\n"))
-    if not new_lines:
-        return module
-    at = position if 0 <= position <= len(module.body) else _import_block_end(module)
-    body = list(module.body)
-    body[at:at] = new_lines
-    return module.with_changes(body=body)
+        line = cst.parse_statement(statement + "\n")
+        at = _insert_at(module, _import_key(line) or "")
+        body = list(module.body)
+        body.insert(at, line)
+        module = module.with_changes(body=body)
+    return module
 
 
 def _imports_used(edit: Edit) -> list[str]:
@@ -323,18 +369,16 @@ def apply(
     statement_edits: dict[int, list[Edit]] = {}
     dirty: set[int] = set()
     for hit in hits:
-        edit = hit.edit
-        if edit is None:
-            continue
-        bucket = statement_edits if edit.statement_level else expression_edits
-        bucket.setdefault(id(edit.target), []).append(edit)
-        dirty.update(hit.statements)
+        for edit in hit.edits:
+            bucket = statement_edits if edit.statement_level else expression_edits
+            bucket.setdefault(id(edit.target), []).append(edit)
+        if hit.edits:
+            dirty.update(hit.statements)
     applier = _Applier(expression_edits, statement_edits, dirty)
     new = module.visit(applier)
     needed = [imp for edit in applier.applied for imp in _imports_used(edit)]
-    position = -1
     if legacy_imports and applier.applied:
-        new, position = clean_imports(new, legacy_imports)
+        new, _ = clean_imports(new, legacy_imports)
     if needed:
-        new = add_imports(new, needed, position)
+        new = add_imports(new, needed)
     return new, applier.applied, applier.declined

@@ -13,8 +13,8 @@ import libcst as cst
 
 from neuron_migrate.actions.catalog import STATEMENT_ACTIONS
 from neuron_migrate.engine import conditions
-from neuron_migrate.engine.ruleset import Entry, RuleSet, matches_name
-from neuron_migrate.engine.scopes import Binding, ImportTable, Scope
+from neuron_migrate.engine.ruleset import Entry, RuleSet, name_match
+from neuron_migrate.engine.scopes import Binding, ImportTable, Scope, dotted_name
 from neuron_migrate.packs import Pattern, Rule
 from neuron_migrate.settings import Target
 
@@ -22,6 +22,7 @@ DEVICE_KEYWORDS = {"device", "device_type"}
 _STRING_RE = re.compile(
     r"^(?P<prefix>[rRuU]?)(?P<quote>'''|\"\"\"|'|\")(?P<body>.*)(?P=quote)$", re.S
 )
+ENV_CALLS = {"os.environ.setdefault", "os.putenv", "os.environ.update", "os.environ.__setitem__"}
 
 
 @dataclass(eq=False)
@@ -35,7 +36,7 @@ class Edit:
 
     @property
     def statement_level(self) -> bool:
-        return self.action in STATEMENT_ACTIONS
+        return self.action in STATEMENT_ACTIONS or self.action == "prepend-to-body"
 
 
 @dataclass(eq=False)
@@ -45,13 +46,19 @@ class Hit:
     node: cst.CSTNode
     variables: dict[str, str]
     edit: Edit | None
-    # ids of the statements around the node: the fixer visits only these
+    # ids of the statements around the edited nodes: the fixer visits only these
     statements: tuple[int, ...] = ()
+    # a fix that edits more than one node (a device loader and the loop that consumes it)
+    extra_edits: tuple[Edit, ...] = ()
 
     @property
     def message(self) -> str:
         template = self.pattern.message or self.rule.message
         return template.format_map(_Missing(self.variables))
+
+    @property
+    def edits(self) -> tuple[Edit, ...]:
+        return ((self.edit,) if self.edit else ()) + self.extra_edits
 
 
 class _Missing(dict):
@@ -84,6 +91,20 @@ class _Placement:
 
 
 @dataclass
+class _Loader:
+    """A device loader call waiting for the `for` loop that consumes it."""
+
+    entry: Entry
+    call: cst.Call
+    loader: cst.BaseExpression
+    device: cst.BaseExpression | None
+    name: str | None  # the name it was assigned to, None when it is the loop's iterable
+    scope: Scope
+    statements: tuple[int, ...]
+    loops: list[tuple[cst.For, tuple[int, ...], str | None]] = field(default_factory=list)
+
+
+@dataclass
 class Matcher(cst.CSTVisitor):
     module: cst.Module
     table: ImportTable
@@ -108,6 +129,12 @@ class Matcher(cst.CSTVisitor):
         self._context: dict[int, tuple[str, cst.CSTNode]] = {}
         self._placements: list[_Placement] = []
         self._with_index: dict[int, int] = {}
+        self._imports: list[tuple[cst.Import | cst.ImportFrom, str, cst.CSTNode]] = []
+        self._loaders: list[_Loader] = []
+        self._reported_calls: list[tuple[cst.Call, set[str]]] = []
+        self._call_funcs: set[int] = set()
+        self.main_guard = 0
+        self.imported = {b.qname for b in self.table.bindings} | set(self.table.star_modules)
 
     # ---- names -------------------------------------------------------------------------------
 
@@ -134,28 +161,22 @@ class Matcher(cst.CSTVisitor):
     def code(self, node: cst.CSTNode) -> str:
         return self.module.code_for_node(node)
 
-    # ---- scopes and statements ----------------------------------------------------------------
+    def imports_module(self, modules: tuple[str, ...]) -> bool:
+        return any(q == m or q.startswith(m + ".") for q in self.imported for m in modules)
 
-    def _push_scope(self, node: cst.CSTNode) -> None:
-        self._scopes.append(self.table.scopes[id(node)])
+    # ---- scopes and statements ----------------------------------------------------------------
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._statements.append(id(node))
         self._skip_names.add(id(node.name))
-        self._push_scope(node)
+        self._scopes.append(self.table.scopes[id(node)])
 
     def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._scopes.pop()
         self._statements.pop()
 
-    def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        self._statements.append(id(node))
-        self._skip_names.add(id(node.name))
-        self._push_scope(node)
-
-    def leave_ClassDef(self, node: cst.ClassDef) -> None:
-        self._scopes.pop()
-        self._statements.pop()
+    visit_ClassDef = visit_FunctionDef
+    leave_ClassDef = leave_FunctionDef
 
     def _enter(self, node: cst.CSTNode) -> None:
         self._statements.append(id(node))
@@ -165,8 +186,25 @@ class Matcher(cst.CSTVisitor):
 
     visit_SimpleStatementLine = _enter
     leave_SimpleStatementLine = _exit
-    visit_If = visit_For = visit_While = visit_Try = visit_TryStar = visit_Match = _enter
-    leave_If = leave_For = leave_While = leave_Try = leave_TryStar = leave_Match = _exit
+    visit_While = visit_Try = visit_TryStar = visit_Match = _enter
+    leave_While = leave_Try = leave_TryStar = leave_Match = _exit
+
+    def visit_If(self, node: cst.If) -> None:
+        self._statements.append(id(node))
+        if conditions.is_main_guard(node.test):
+            self.main_guard += 1
+
+    def leave_If(self, node: cst.If) -> None:
+        self._statements.pop()
+        if conditions.is_main_guard(node.test):
+            self.main_guard -= 1
+
+    def visit_For(self, node: cst.For) -> None:
+        self._statements.append(id(node))
+        if self._loaders or self.rules.loaders:
+            self._loop(node)
+
+    leave_For = _exit
 
     def visit_With(self, node: cst.With) -> None:
         self._statements.append(id(node))
@@ -182,9 +220,13 @@ class Matcher(cst.CSTVisitor):
     def visit_Decorator(self, node: cst.Decorator) -> None:
         self._context[id(node.decorator)] = ("decorator", node)
 
-    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
-        if isinstance(node.target, cst.Name):
-            self._skip_names.add(id(node.target))
+    def visit_Assign(self, node: cst.Assign) -> None:
+        self._context[id(node.value)] = ("assigned", node)
+        for target in node.targets:
+            if isinstance(target.target, cst.Name):
+                self._skip_names.add(id(target.target))
+            elif self.rules.env_writes and isinstance(target.target, cst.Subscript):
+                self._env_subscript(target.target, node)
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
         if isinstance(node.target, cst.Name):
@@ -195,26 +237,40 @@ class Matcher(cst.CSTVisitor):
             self._skip_names.add(id(node.keyword))
 
     def visit_Import(self, node: cst.Import) -> bool:
-        self._match_import(node, [a.name for a in node.names])
+        if self.rules.imports:
+            for alias in node.names:
+                module = dotted_name(alias.name)
+                if module is not None:
+                    self._imports.append((node, module, alias))
         return False
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
-        if node.module is not None and not node.relative:
-            self._match_import(node, [node.module])
+        if self.rules.imports and node.module is not None and not node.relative:
+            module = dotted_name(node.module)
+            if module is not None:
+                self._imports.append((node, module, node))
         return False
 
     # ---- hits -----------------------------------------------------------------------------------
 
-    def _variables(self, node: cst.CSTNode, qname: str = "") -> dict[str, str]:
+    def _variables(
+        self, node: cst.CSTNode, qname: str = "", captured: tuple[str, ...] = ()
+    ) -> dict[str, str]:
         variables = dict(self.target.placeholders())
         variables["qname"] = qname
+        variables["attr"] = qname.rsplit(".", 1)[-1] if qname else ""
+        for index, value in enumerate(captured, start=1):
+            variables[f"glob{index}"] = value
         if isinstance(node, cst.Call):
             variables["name"] = self.code(node.func)
-            variables["args"] = ", ".join(
-                self.code(a.with_changes(comma=cst.MaybeSentinel.DEFAULT)) for a in node.args
-            )
-            if node.args:
-                variables["arg0"] = self.code(node.args[0].value)
+            plain = [a.with_changes(comma=cst.MaybeSentinel.DEFAULT) for a in node.args]
+            variables["args"] = ", ".join(self.code(a) for a in plain)
+            positional = [a for a in node.args if a.keyword is None and not a.star]
+            for index, arg in enumerate(positional):
+                variables[f"arg{index}"] = self.code(arg.value)
+            for arg in node.args:
+                if arg.keyword is not None:
+                    variables[f"kw_{arg.keyword.value}"] = self.code(arg.value)
         else:
             variables["name"] = self.code(node)
         return variables
@@ -225,19 +281,23 @@ class Matcher(cst.CSTVisitor):
         node: cst.CSTNode,
         variables: dict[str, str],
         owner: cst.CSTNode | None,
-    ) -> None:
+        statements: tuple[int, ...] | None = None,
+    ) -> Hit:
         pattern = entry.pattern
         edit = None
         if pattern.action is not None:
             target = owner if pattern.action in STATEMENT_ACTIONS else node
             if target is not None:
                 edit = Edit(target, pattern.action, pattern.params, variables)
-        self.hits.append(Hit(entry.rule, pattern, node, variables, edit, tuple(self._statements)))
+        stack = tuple(self._statements) if statements is None else statements
+        hit = Hit(entry.rule, pattern, node, variables, edit, stack)
+        self.hits.append(hit)
+        return hit
 
     def _passes(self, pattern: Pattern, node: cst.CSTNode, context: str) -> bool:
         if pattern.where != "any":
             if pattern.where == "value":
-                if context != "value":
+                if context in ("statement", "with-item", "decorator"):
                     return False
             elif pattern.where != context:
                 return False
@@ -246,7 +306,20 @@ class Matcher(cst.CSTVisitor):
                 return False
             if pattern.args == "some" and not node.args:
                 return False
+            if pattern.args == "one" and len(node.args) != 1:
+                return False
+            if pattern.keywords or pattern.no_keywords or pattern.keyword_values:
+                given = {a.keyword.value: a for a in node.args if a.keyword is not None}
+                if pattern.keywords and not any(k in given for k in pattern.keywords):
+                    return False
+                if any(k in given for k in pattern.no_keywords):
+                    return False
+                for name, code in pattern.keyword_values.items():
+                    if name not in given or self.code(given[name].value) != code:
+                        return False
         if pattern.needs_setting is not None and not self.settings_flags.get(pattern.needs_setting):
+            return False
+        if pattern.requires_import and not self.imports_module(pattern.requires_import):
             return False
         return pattern.when is None or conditions.CHECKS[pattern.when](self, node)
 
@@ -263,29 +336,83 @@ class Matcher(cst.CSTVisitor):
         longest = max(len(e.name) for e in chosen.values())
         return [e for e in chosen.values() if len(e.name) == longest]
 
+    def _captured(self, entry: Entry, qname: str) -> tuple[str, ...]:
+        if entry.glob is None:
+            return ()
+        found = entry.glob.match(qname)
+        return found.groups() if found else ()
+
     # ---- calls, references, strings ----------------------------------------------------------
 
     def visit_Call(self, node: cst.Call) -> None:
         context, owner = self._context.get(id(node), ("value", None))
-        qname = (
-            self.resolve(node.func) if isinstance(node.func, (cst.Name, cst.Attribute)) else None
-        )
+        func = node.func
+        qname = self.resolve(func) if isinstance(func, (cst.Name, cst.Attribute)) else None
         if qname is not None:
             self.called.add(qname)
+            self._call_funcs.add(id(func))
             entries = self.rules.call_entries(qname)
             if entries:
                 best = self._best(entries, node, context)
                 if best:
-                    self._consumed.add(id(node.func))
-                    variables = self._variables(node, qname)
-                    if context == "with-item":
-                        variables["item"] = str(self._with_index[id(node)])
+                    self._consumed.add(id(func))
+                    self._reported_calls.append((node, {e.rule.code for e in best}))
                     for entry in best:
+                        variables = self._variables(node, qname, self._captured(entry, qname))
+                        if context == "with-item":
+                            variables["item"] = str(self._with_index[id(node)])
                         self._hit(entry, node, variables, owner)
             if qname == "torch.compile" and node.args and isinstance(node.args[0].value, cst.Name):
                 self.compiled.add(node.args[0].value.value)
+            if self.rules.env_writes and qname in ENV_CALLS:
+                self._env_call(node, qname, context, owner)
+        elif isinstance(func, cst.Attribute) and func.attr.value in self.rules.methods:
+            self._method(node, func.attr.value, context, owner)
         if self.rules.device_strings:
             self._device_strings_in_call(node, qname)
+        if self.rules.keywords:
+            self._keywords(node, qname)
+        if self.rules.loaders:
+            self._loader_call(node, qname, context, owner)
+
+    def _method(self, node: cst.Call, method: str, context: str, owner) -> None:
+        best = self._best(self.rules.methods[method], node, context)
+        for entry in best:
+            self._hit(entry, node, self._variables(node), owner)
+
+    def _keywords(self, node: cst.Call, qname: str | None) -> None:
+        for arg in node.args:
+            if arg.keyword is None or arg.keyword.value not in self.rules.keywords:
+                continue
+            chosen: dict[str, Entry] = {}
+            for entry in self.rules.keywords[arg.keyword.value]:
+                pattern = entry.pattern
+                if entry.rule.code in chosen:
+                    continue
+                if pattern.names and not (
+                    qname and any(name_match(qname, n) is not None for n in pattern.names)
+                ):
+                    continue
+                if pattern.values and not self._value_matches(arg.value, pattern.values):
+                    continue
+                if self._passes(pattern, node, "value"):
+                    chosen[entry.rule.code] = entry
+            for entry in chosen.values():
+                variables = self._variables(node, qname or "")
+                variables.update(keyword=arg.keyword.value, value=self.code(arg.value))
+                self._hit(entry, arg, variables, None)
+
+    def _value_matches(self, value: cst.BaseExpression, wanted: tuple[str, ...]) -> bool:
+        code = self.code(value)
+        if code in wanted:
+            return True
+        text = string_value(value)
+        if text is not None and (f'"{text}"' in wanted or f"'{text}'" in wanted):
+            return True
+        if isinstance(value, (cst.Name, cst.Attribute)):
+            qname = self.resolve(value)
+            return qname is not None and qname in wanted
+        return False
 
     def _device_strings_in_call(self, node: cst.Call, qname: str | None) -> None:
         candidates = []
@@ -342,36 +469,217 @@ class Matcher(cst.CSTVisitor):
         if qname is not None:
             self._reference(node, qname)
 
+    def _is_called(self, node: cst.CSTNode) -> bool:
+        return id(node) in self._call_funcs
+
+    def leave_Call(self, node: cst.Call) -> None:
+        if self._reported_calls and self._reported_calls[-1][0] is node:
+            self._reported_calls.pop()
+
     def _reference(self, node: cst.CSTNode, qname: str) -> None:
         entries = self.rules.reference_entries(qname)
         if not entries:
             return
         context, owner = self._context.get(id(node), ("value", None))
+        inside = {code for _, codes in self._reported_calls for code in codes}
         best = self._best(entries, node, context)
-        if best:
-            variables = self._variables(node, qname)
-            for entry in best:
-                self._hit(entry, node, variables, owner)
+        if best and self.rules.owned_elsewhere(
+            qname, len(best[0].name), call=self._is_called(node)
+        ):
+            return  # a rule that is switched off (for this file) owns this name
+        for entry in best:
+            if entry.rule.code in inside:
+                continue  # `xm.REDUCE_SUM` inside the `xm.all_reduce(...)` already reported
+            self._hit(
+                entry, node, self._variables(node, qname, self._captured(entry, qname)), owner
+            )
 
-    def _match_import(
-        self, node: cst.Import | cst.ImportFrom, modules: list[cst.BaseExpression]
-    ) -> None:
-        if not self.rules.imports:
+    # ---- environment variables set in code ----------------------------------------------------
+
+    def _env_entries(self, var: str) -> list[Entry]:
+        return [e for e in self.rules.env_writes if name_match(var, e.name) is not None]
+
+    def _env_hit(self, var: str, node: cst.CSTNode, context: str, owner) -> None:
+        chosen: dict[str, Entry] = {}
+        for entry in sorted(self._env_entries(var), key=lambda e: -len(e.name)):
+            if entry.rule.code not in chosen and self._passes(entry.pattern, node, context):
+                chosen[entry.rule.code] = entry
+        if not chosen:
             return
-        from neuron_migrate.engine.scopes import dotted_name
+        # one finding per variable: the most specific rule (XLA_USE_BF16 over XLA_*)
+        entry = min(chosen.values(), key=lambda e: (-len(e.name), e.rule.code))
+        variables = dict(self.target.placeholders())
+        variables.update(var=var, name=var, qname="")
+        self._hit(entry, node, variables, owner)
 
-        for module in modules:
-            qname = dotted_name(module)
-            if qname is None:
-                continue
-            for entry in self.rules.imports:
-                if matches_name(qname, entry.pattern.names) and self._passes(
-                    entry.pattern, node, "statement"
-                ):
-                    variables = dict(self.target.placeholders())
-                    variables.update(name=qname, qname=qname)
-                    self._hit(entry, node, variables, node)
+    def _env_subscript(self, target: cst.Subscript, assign: cst.Assign) -> None:
+        if self.resolve(target.value) != "os.environ" or len(target.slice) != 1:
+            return
+        index = target.slice[0].slice
+        var = string_value(index.value) if isinstance(index, cst.Index) else None
+        if var is not None:
+            context = "statement" if len(assign.targets) == 1 else "value"
+            self._env_hit(var, target, context, assign)
+
+    def _env_call(self, node: cst.Call, qname: str, context: str, owner) -> None:
+        names: list[tuple[str, cst.CSTNode]] = []
+        if qname == "os.environ.update":
+            for arg in node.args:
+                if arg.keyword is not None:
+                    names.append((arg.keyword.value, arg))
+                elif isinstance(arg.value, cst.Dict):
+                    for element in arg.value.elements:
+                        key = string_value(getattr(element, "key", None))
+                        if key is not None:
+                            names.append((key, element))
+        elif node.args:
+            key = string_value(node.args[0].value)
+            if key is not None:
+                names.append((key, node))
+        for var, where in names:
+            self._env_hit(var, where, "value", None)
+
+    # ---- device loaders -----------------------------------------------------------------------
+
+    def _loader_parts(self, node: cst.Call, qname: str | None):
+        """(entry, loader expression, device expression) of a device loader call, or None."""
+        func = node.func
+        if (
+            qname is None
+            and isinstance(func, cst.Attribute)
+            and func.attr.value == "per_device_loader"
+            and isinstance(func.value, cst.Call)
+        ):
+            # pl.ParallelLoader(loader, [device]).per_device_loader(device)
+            inner = func.value
+            inner_name = (
+                self.resolve(inner.func)
+                if isinstance(inner.func, (cst.Name, cst.Attribute))
+                else None
+            )
+            entry = self._loader_entry(inner_name)
+            if entry is None or not inner.args:
+                return None
+            device = node.args[0].value if node.args else None
+            self._consumed.add(id(inner.func))
+            return entry, inner.args[0].value, device
+        entry = self._loader_entry(qname)
+        if entry is None or not node.args or node.args[0].keyword is not None:
+            return None
+        device = None
+        for index, arg in enumerate(node.args[1:], start=1):
+            if (arg.keyword is None and index == 1) or (
+                arg.keyword and arg.keyword.value == "device"
+            ):
+                device = arg.value
+        return entry, node.args[0].value, device
+
+    def _loader_entry(self, qname: str | None) -> Entry | None:
+        if qname is None:
+            return None
+        for entry in self.rules.loaders:
+            if name_match(qname, entry.name) is not None:
+                return entry
+        return None
+
+    def _loader_call(self, node: cst.Call, qname: str | None, context: str, owner) -> None:
+        parts = self._loader_parts(node, qname)
+        if parts is None:
+            return
+        entry, loader, device = parts
+        self._consumed.add(id(node.func))
+        name = None
+        if context == "assigned" and isinstance(owner, cst.Assign) and len(owner.targets) == 1:
+            target = owner.targets[0].target
+            name = target.value if isinstance(target, cst.Name) else None
+        self._loaders.append(
+            _Loader(entry, node, loader, device, name, self._scopes[-1], tuple(self._statements))
+        )
+
+    def _loop(self, node: cst.For) -> None:
+        iterable = node.iter
+        through_enumerate = False
+        if (
+            isinstance(iterable, cst.Call)
+            and isinstance(iterable.func, cst.Name)
+            and iterable.func.value == "enumerate"
+            and iterable.args
+        ):
+            iterable, through_enumerate = iterable.args[0].value, True
+        names = conditions.loop_batch_names(node.target, through_enumerate)
+        stack = tuple(self._statements)
+        if isinstance(iterable, cst.Call):
+            # `for b in pl.MpDeviceLoader(...)`: the call is visited after the loop header
+            qname = (
+                self.resolve(iterable.func)
+                if isinstance(iterable.func, (cst.Name, cst.Attribute))
+                else None
+            )
+            parts = self._loader_parts(iterable, qname)
+            if parts is not None:
+                entry, loader, device = parts
+                self._consumed.add(id(iterable.func))
+                found = _Loader(entry, iterable, loader, device, None, self._scopes[-1], stack)
+                found.loops.append((node, stack, names))
+                self._loaders.append(found)
+            return
+        if isinstance(iterable, cst.Name):
+            for found in reversed(self._loaders):
+                if found.name == iterable.value and found.scope is self._scopes[-1]:
+                    found.loops.append((node, stack, names))
                     return
+
+    def _finish_loaders(self) -> None:
+        seen: set[int] = set()
+        for found in self._loaders:
+            if id(found.call) in seen:
+                continue
+            seen.add(id(found.call))
+            entry = found.entry
+            variables = self._variables(found.call)
+            variables["loader"] = self.code(found.loader)
+            variables["device_expr"] = (
+                self.code(found.device) if found.device is not None else "device"
+            )
+            loops_ok = (
+                found.loops
+                and all(names for _, _, names in found.loops)
+                and found.device is not None
+            )
+            pattern = entry.pattern
+            if pattern.action is None or not loops_ok:
+                # the rule's pattern without an action says what to do by hand
+                manual = next(
+                    (
+                        e.pattern
+                        for e in self.rules.loaders
+                        if e.rule is entry.rule and e.pattern.action is None
+                    ),
+                    pattern,
+                )
+                self.hits.append(
+                    Hit(entry.rule, manual, found.call, variables, None, found.statements)
+                )
+                continue
+            main = Edit(found.call, "replace-expression", {"template": "{loader}"}, variables)
+            extras = []
+            statements = set(found.statements)
+            for loop, stack, names in found.loops:
+                moved = ", ".join(f"{n}.to({variables['device_expr']})" for n in names.split(", "))
+                transfer = f"{names} = {moved}"
+                extras.append(Edit(loop, "prepend-to-body", {"template": transfer}, variables))
+                statements.update(stack)
+            self.hits.append(
+                Hit(
+                    entry.rule,
+                    pattern,
+                    found.call,
+                    variables,
+                    main,
+                    tuple(statements),
+                    tuple(extras),
+                )
+            )
 
     # ---- module placement (`model.to(device)`) -------------------------------------------------
 
@@ -390,8 +698,16 @@ class Matcher(cst.CSTVisitor):
     # ---- whole-file checks ----------------------------------------------------------------------
 
     def leave_Module(self, node: cst.Module) -> None:
+        self._finish_placements()
+        self._finish_imports()
+        self._finish_loaders()
+        self._finish_unused_imports()
+
+    def _finish_placements(self) -> None:
         for entry in self.rules.placements:
-            if not any(matches_name(q, entry.pattern.names) for q in self.called):
+            if not any(
+                name_match(q, n) is not None for q in self.called for n in entry.pattern.names
+            ):
                 continue
             for placement in self._placements:
                 if placement.target in self.compiled:
@@ -400,12 +716,44 @@ class Matcher(cst.CSTVisitor):
                     continue
                 variables = dict(self.target.placeholders())
                 variables.update(name=placement.target, target=placement.target, qname="")
-                saved, self._statements = self._statements, list(placement.statements)
-                self._hit(entry, placement.statement, variables, placement.statement)
-                self._statements = saved
+                self._hit(
+                    entry, placement.statement, variables, placement.statement, placement.statements
+                )
+
+    def _bindings_of(self, statement: cst.CSTNode, alias: cst.CSTNode) -> list[Binding]:
+        return [
+            b
+            for b in self.table.bindings
+            if b.statement is statement and (alias is statement or b.alias is alias)
+        ]
+
+    def _finish_imports(self) -> None:
+        for statement, module, alias in self._imports:
+            bindings = self._bindings_of(statement, alias)
+            unused = all(b.uses == 0 for b in bindings)
+            for entry in self.rules.imports:
+                pattern = entry.pattern
+                if name_match(module, entry.name) is None:
+                    continue
+                if pattern.unused is not None and pattern.unused != unused:
+                    continue
+                if not self._passes(pattern, statement, "statement"):
+                    continue
+                variables = dict(self.target.placeholders())
+                variables.update(name=module, qname=module)
+                edit = None
+                if pattern.action is not None:
+                    params = {**pattern.params, "names": [b.name for b in bindings]}
+                    edit = Edit(statement, pattern.action, params, variables)
+                self.hits.append(Hit(entry.rule, pattern, alias, variables, edit, ()))
+                break
+
+    def _finish_unused_imports(self) -> None:
         for entry in self.rules.unused_imports:
             for binding in self.table.bindings:
-                if binding.uses == 0 and matches_name(binding.qname, entry.pattern.names):
+                if binding.uses == 0 and name_match(binding.qname, entry.name) is not None:
+                    if any(h.node is binding.alias for h in self.hits):
+                        continue  # a more specific import rule already reported it
                     variables = dict(self.target.placeholders())
                     variables.update(name=binding.name, qname=binding.qname)
                     edit = None

@@ -51,8 +51,16 @@ class Job:
             rules = self.rules
             if key:
                 rules = tuple(r for r in rules if not any(_covers(sel, r) for sel in key))
-            self._rulesets[key] = RuleSet.build(rules)
+            self._rulesets[key] = RuleSet.build(rules, universe=self.universe)
         return self._rulesets[key]
+
+    @property
+    def universe(self) -> tuple[Rule, ...]:
+        """Every rule of the loaded packs, enabled or not (a catch-all must not report what a
+        disabled rule owns)."""
+        from neuron_migrate.packs import load_rules
+
+        return load_rules(self.settings.packs)
 
 
 def _covers(selector: str, rule: Rule) -> bool:

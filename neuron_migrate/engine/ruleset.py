@@ -10,13 +10,26 @@ from neuron_migrate.packs import Pattern, Rule
 
 # the kinds of match this engine reads in Python code; packs may hold others (project files)
 PYTHON_KINDS = frozenset(
-    {"call", "reference", "import", "device-string", "module-placement", "unused-import"}
+    {
+        "call",
+        "reference",
+        "import",
+        "device-string",
+        "module-placement",
+        "unused-import",
+        "method",
+        "keyword",
+        "env-write",
+        "device-loader",
+    }
 )
 
 # what each kind of match needs to see in the bytes before a parse is worth it
 KIND_TRIGGERS = {
     "device-string": [rb"xla"],
 }
+# packages imported by nearly every file of an ML repo: a poor trigger on their own
+COMMON_ROOTS = {"torch", "os", "numpy", "transformers"}
 
 
 @dataclass(frozen=True)
@@ -25,99 +38,150 @@ class Entry:
     pattern: Pattern
     # the name the pattern matched: longer is more specific
     name: str
+    # for a name with `*` inside (`optimum.neuron.NeuronModelFor*`): its regex
+    glob: re.Pattern[str] | None = None
 
 
-# packages imported by nearly every file of an ML repo: a poor trigger on their own
-COMMON_ROOTS = {"torch", "os", "numpy", "transformers"}
+def _literal(name: str) -> str:
+    """The longest part of a name without wildcards: what the bytes must contain."""
+    parts = re.split(r"\*", name)
+    return max(parts, key=len)
 
 
-def _name_trigger(name: str) -> bytes:
+def _name_trigger(name: str, kind: str) -> bytes:
     """Any file that uses a qualified name imports its package, so the package name appears in
     the bytes; so does the last segment (`from torch import compile`). Take the rarer one."""
-    segments = [s for s in name.split(".") if s != "*"]
+    if kind in ("method", "keyword", "env-write"):
+        return re.escape(_literal(name)).encode()
+    segments = [s for s in name.split(".") if s and s != "*"]
     word = segments[-1] if segments[0] in COMMON_ROOTS else segments[0]
-    return re.escape(word).encode()
+    return re.escape(_literal(word)).encode()
+
+
+def _glob(name: str) -> re.Pattern[str]:
+    return re.compile("".join("(\\w*)" if c == "*" else re.escape(c) for c in name) + "$")
 
 
 @dataclass
 class RuleSet:
     rules: tuple[Rule, ...]
     calls: dict[str, list[Entry]] = field(default_factory=lambda: defaultdict(list))
-    call_prefixes: list[Entry] = field(default_factory=list)
+    call_patterns: list[Entry] = field(default_factory=list)
     references: dict[str, list[Entry]] = field(default_factory=lambda: defaultdict(list))
-    reference_prefixes: list[Entry] = field(default_factory=list)
+    reference_patterns: list[Entry] = field(default_factory=list)
     imports: list[Entry] = field(default_factory=list)
     device_strings: list[Entry] = field(default_factory=list)
     placements: list[Entry] = field(default_factory=list)
     unused_imports: list[Entry] = field(default_factory=list)
+    methods: dict[str, list[Entry]] = field(default_factory=lambda: defaultdict(list))
+    keywords: dict[str, list[Entry]] = field(default_factory=lambda: defaultdict(list))
+    env_writes: list[Entry] = field(default_factory=list)
+    loaders: list[Entry] = field(default_factory=list)
     prefilter: re.Pattern[bytes] | None = None
+    # the calls and references of every loaded rule, enabled or not
+    universe: RuleSet | None = None
 
     @classmethod
-    def build(cls, rules: tuple[Rule, ...]) -> RuleSet:
+    def build(cls, rules: tuple[Rule, ...], universe: tuple[Rule, ...] | None = None) -> RuleSet:
         rs = cls(rules=rules)
+        if universe is not None and universe != rules:
+            rs.universe = cls.build(universe)
         triggers: set[bytes] = set()
         for rule in rules:
             for pattern in rule.patterns:
                 if pattern.kind not in PYTHON_KINDS:
                     continue  # read by another checker (project files)
-                triggers.update(t.encode() for t in pattern.triggers)
-                if not pattern.triggers:
-                    triggers.update(KIND_TRIGGERS.get(pattern.kind, []))
-                    triggers.update(_name_trigger(n) for n in pattern.names)
-                for name in pattern.names or ("",):
-                    entry = Entry(rule, pattern, name.removesuffix(".*"))
-                    if pattern.kind in ("call", "reference"):
-                        exact, prefixes = (
-                            (rs.calls, rs.call_prefixes)
-                            if pattern.kind == "call"
-                            else (rs.references, rs.reference_prefixes)
-                        )
-                        if name.endswith(".*"):
-                            prefixes.append(entry)
-                        else:
-                            exact[name].append(entry)
-                    elif pattern.kind == "import":
-                        rs.imports.append(entry)
-                    elif pattern.kind == "unused-import":
-                        rs.unused_imports.append(entry)
-                for kind, bucket in (
-                    ("device-string", rs.device_strings),
-                    ("module-placement", rs.placements),
-                ):
-                    if pattern.kind == kind:
-                        bucket.append(Entry(rule, pattern, ""))
-        # most specific prefix first
-        rs.call_prefixes.sort(key=lambda e: -len(e.name))
-        rs.reference_prefixes.sort(key=lambda e: -len(e.name))
+                rs._add(rule, pattern)
+                if pattern.triggers:
+                    triggers.update(t.encode() for t in pattern.triggers)
+                    continue
+                triggers.update(KIND_TRIGGERS.get(pattern.kind, []))
+                if pattern.kind == "keyword":
+                    triggers.update(re.escape(k).encode() for k in pattern.keywords)
+                else:
+                    triggers.update(_name_trigger(n, pattern.kind) for n in pattern.names)
+        # most specific first
+        rs.call_patterns.sort(key=lambda e: -len(e.name))
+        rs.reference_patterns.sort(key=lambda e: -len(e.name))
         if triggers:
             rs.prefilter = re.compile(b"|".join(sorted(triggers)))
         return rs
+
+    def _add(self, rule: Rule, pattern: Pattern) -> None:
+        kind = pattern.kind
+        if kind in ("device-string", "module-placement"):
+            bucket = self.device_strings if kind == "device-string" else self.placements
+            bucket.append(Entry(rule, pattern, ""))
+            return
+        if kind == "keyword":
+            for keyword in pattern.keywords:
+                self.keywords[keyword].append(Entry(rule, pattern, keyword))
+            return
+        for name in pattern.names:
+            if kind == "method":
+                self.methods[name].append(Entry(rule, pattern, name))
+            elif kind in ("import", "unused-import", "env-write", "device-loader"):
+                bucket = {
+                    "import": self.imports,
+                    "unused-import": self.unused_imports,
+                    "env-write": self.env_writes,
+                    "device-loader": self.loaders,
+                }[kind]
+                bucket.append(Entry(rule, pattern, name))
+            else:
+                exact, patterned = (
+                    (self.calls, self.call_patterns)
+                    if kind == "call"
+                    else (self.references, self.reference_patterns)
+                )
+                if name.endswith(".*") and "*" not in name[:-2]:
+                    patterned.append(Entry(rule, pattern, name[:-2]))
+                elif "*" in name:
+                    patterned.append(Entry(rule, pattern, _literal(name), _glob(name)))
+                else:
+                    exact[name].append(Entry(rule, pattern, name))
 
     def wants(self, data: bytes) -> bool:
         """The byte-level prefilter: could any enabled rule match in this file?"""
         return self.prefilter is not None and self.prefilter.search(data) is not None
 
     @staticmethod
-    def _lookup(qname: str, exact: dict[str, list[Entry]], prefixes: list[Entry]) -> list[Entry]:
+    def _lookup(qname: str, exact: dict[str, list[Entry]], patterned: list[Entry]) -> list[Entry]:
         found = list(exact.get(qname, ()))
-        for entry in prefixes:
-            if qname == entry.name or qname.startswith(entry.name + "."):
+        for entry in patterned:
+            if entry.glob is not None:
+                if entry.glob.match(qname):
+                    found.append(entry)
+            elif qname == entry.name or qname.startswith(entry.name + "."):
                 found.append(entry)
         return found
 
     def call_entries(self, qname: str) -> list[Entry]:
-        return self._lookup(qname, self.calls, self.call_prefixes)
+        return self._lookup(qname, self.calls, self.call_patterns)
 
     def reference_entries(self, qname: str) -> list[Entry]:
-        return self._lookup(qname, self.references, self.reference_prefixes)
+        return self._lookup(qname, self.references, self.reference_patterns)
+
+    def owned_elsewhere(self, qname: str, longest: int, call: bool) -> bool:
+        """Does a rule that is not enabled name `qname` more specifically than `longest`?"""
+        if self.universe is None:
+            return False
+        entries = self.universe.reference_entries(qname)
+        if call:
+            entries += self.universe.call_entries(qname)
+        return any(len(e.name) > longest for e in entries)
 
 
 def matches_name(qname: str, names: tuple[str, ...]) -> bool:
-    for name in names:
-        if name.endswith(".*"):
-            base = name[:-2]
-            if qname == base or qname.startswith(base + "."):
-                return True
-        elif qname == name:
-            return True
-    return False
+    return any(name_match(qname, name) is not None for name in names)
+
+
+def name_match(qname: str, name: str) -> tuple[str, ...] | None:
+    """None when `qname` is not `name`; else what the wildcards of `name` matched."""
+    if name.endswith(".*") and "*" not in name[:-2]:
+        base = name[:-2]
+        return () if qname == base or qname.startswith(base + ".") else None
+    if "*" in name:
+        found = _glob(name).match(qname)
+        return found.groups() if found else None
+    return () if qname == name else None

@@ -115,57 +115,110 @@ def _params(params: cst.Parameters) -> list[str]:
     return names
 
 
-def _walk(body, scope: Scope, table: ImportTable) -> None:
-    for stmt in body:
-        if isinstance(stmt, cst.SimpleStatementLine):
-            for small in stmt.body:
-                if isinstance(small, (cst.Import, cst.ImportFrom)):
-                    _bind_import(small, scope, table, stmt)
-        elif isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
-            inner = Scope("function" if isinstance(stmt, cst.FunctionDef) else "class", scope)
-            if isinstance(stmt, cst.FunctionDef):
-                for name in _params(stmt.params):
-                    inner.names[name] = None
-            table.scopes[id(stmt)] = inner
-            _walk_block(stmt.body, inner, table)
-        else:
-            for block in _blocks(stmt):
-                _walk_block(block, scope, table)
+def _target_names(target: cst.BaseExpression) -> list[str]:
+    if isinstance(target, cst.Name):
+        return [target.value]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [n for e in target.elements for n in _target_names(e.value)]
+    if isinstance(target, cst.StarredElement):
+        return _target_names(target.value)
+    return []
 
 
-def _walk_block(block, scope: Scope, table: ImportTable) -> None:
-    if isinstance(block, cst.SimpleStatementSuite):
-        for small in block.body:
+def _assigned(small: cst.BaseSmallStatement) -> list[tuple[str, bool]]:
+    """Names a small statement binds by assignment, each with whether it binds None (the
+    `except ImportError: xm = None` fallback)."""
+    if isinstance(small, cst.Assign):
+        is_none = isinstance(small.value, cst.Name) and small.value.value == "None"
+        return [(n, is_none) for t in small.targets for n in _target_names(t.target)]
+    if isinstance(small, (cst.AnnAssign, cst.AugAssign)) and small.value is not None:
+        return [(n, False) for n in _target_names(small.target)]
+    return []
+
+
+class _Walk:
+    """One scope's walk: imports bind names; other bindings of the same names shadow them."""
+
+    def __init__(self, scope: Scope, table: ImportTable):
+        self.scope = scope
+        self.table = table
+        self.rebound: set[str] = set()
+
+    def statements(self, body, in_except: bool = False) -> None:
+        for stmt in body:
+            if isinstance(stmt, cst.SimpleStatementLine):
+                self.small(stmt.body, stmt, in_except)
+            elif isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+                self.rebound.add(stmt.name.value)
+                inner = Scope(
+                    "function" if isinstance(stmt, cst.FunctionDef) else "class", self.scope
+                )
+                if isinstance(stmt, cst.FunctionDef):
+                    for name in _params(stmt.params):
+                        inner.names[name] = None
+                self.table.scopes[id(stmt)] = inner
+                walk = _Walk(inner, self.table)
+                walk.block(stmt.body, False)
+                walk.finish()
+            else:
+                if isinstance(stmt, cst.For):
+                    self.rebound.update(_target_names(stmt.target))
+                elif isinstance(stmt, cst.With):
+                    for item in stmt.items:
+                        if item.asname is not None:
+                            self.rebound.update(_target_names(item.asname.name))
+                for block, handler in _blocks(stmt):
+                    self.block(block, in_except or handler)
+
+    def small(self, body, line, in_except: bool) -> None:
+        for small in body:
             if isinstance(small, (cst.Import, cst.ImportFrom)):
-                _bind_import(small, scope, table, block)
-    else:
-        _walk(block.body, scope, table)
+                _bind_import(small, self.scope, self.table, line)
+                continue
+            for name, is_none in _assigned(small):
+                if not (is_none and in_except):
+                    self.rebound.add(name)
+
+    def block(self, block, in_except: bool) -> None:
+        if isinstance(block, cst.SimpleStatementSuite):
+            self.small(block.body, block, in_except)
+        else:
+            self.statements(block.body, in_except)
+
+    def finish(self) -> None:
+        """A name bound both by an import and by something else in the same scope is not
+        resolved (which binding wins depends on the order the code runs in); in a function,
+        an assigned name shadows the module's import."""
+        for name in self.rebound:
+            self.scope.names[name] = None
 
 
 def _blocks(stmt: cst.BaseCompoundStatement):
-    """The blocks of a compound statement other than def/class (if, try, for, while, with, match)."""
+    """(block, is an except handler) for each block of an if / try / for / while / with / match."""
     body = getattr(stmt, "body", None)
     if isinstance(body, cst.BaseSuite):
-        yield body
+        yield body, False
     for name in ("orelse", "finalbody"):
         part = getattr(stmt, name, None)
         while part is not None:
             if isinstance(part, cst.If):  # elif chain
-                yield part.body
+                yield part.body, False
                 part = part.orelse
                 continue
-            yield part.body
+            yield part.body, False
             break
     for handler in getattr(stmt, "handlers", ()):
-        yield handler.body
+        yield handler.body, True
     for case in getattr(stmt, "cases", ()):
-        yield case.body
+        yield case.body, False
 
 
 def collect_imports(module: cst.Module) -> ImportTable:
     root = Scope("module", None)
     table = ImportTable(module=root, scopes={}, bindings=[], star_modules=[])
-    _walk(module.body, root, table)
+    walk = _Walk(root, table)
+    walk.statements(module.body)
+    walk.finish()
     return table
 
 

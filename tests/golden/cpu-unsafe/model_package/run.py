@@ -8,7 +8,6 @@ import os
 import sys
 
 # the Neuron PJRT plugin must be selected before torch_xla is first imported
-os.environ["PJRT_DEVICE"] = "NEURON"
 
 from tinylm.train import build_parser, train  # noqa: E402
 

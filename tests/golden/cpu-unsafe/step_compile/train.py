@@ -65,7 +65,7 @@ def main():
 
     def step_fn(x, y):
         optimizer.zero_grad(set_to_none=True)
-        with torch.autocast("xla", dtype=torch.bfloat16):
+        with torch.autocast("cpu", dtype=torch.bfloat16):
             pred = model(x)
         loss = loss_fn(pred.float(), y)  # loss in fp32
         loss.backward()

@@ -1,6 +1,7 @@
 """Training loop for tinylm on a synthetic "count upwards" token stream."""
 import argparse
 import logging
+import os
 import time
 
 import torch
@@ -33,7 +34,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 def train(args):
     """Run args.steps optimizer steps; return (final loss, meter summary)."""
-    import torch_xla.core.xla_model as xm
 
     set_seed(args.seed)
     device = get_device()
@@ -42,7 +42,7 @@ def train(args):
     optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=0.01)
     gen = torch.Generator().manual_seed(args.seed)
 
-    rank = xm.get_ordinal()
+    rank = int(os.environ.get("RANK", 0))
     logger.info("rank %d: %.3fM parameters on %s", rank, model.num_parameters() / 1e6, device)
 
     model.train()
