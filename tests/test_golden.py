@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from neuron_migrate.filekinds import kind_of
 from tests.conftest import REPO, run_code
 
 EXAMPLES = REPO / "examples"
@@ -19,7 +20,10 @@ VARIANTS = {
     "fix": ({}, REPO / "tests" / "golden" / "fix"),
     "cpu-unsafe": ({"target": "cpu", "unsafe": True}, REPO / "tests" / "golden" / "cpu-unsafe"),
 }
-SOURCES = sorted(p for p in EXAMPLES.rglob("*.py"))
+# Python sources and the project files beside them (requirements, launchers, Dockerfiles, configs)
+SOURCES = sorted(
+    p for p in EXAMPLES.rglob("*") if p.is_file() and (p.suffix == ".py" or kind_of(p) == "project")
+)
 
 
 @pytest.mark.parametrize("variant", sorted(VARIANTS))
@@ -29,7 +33,7 @@ SOURCES = sorted(p for p in EXAMPLES.rglob("*.py"))
 def test_golden(source: Path, variant: str):
     settings, folder = VARIANTS[variant]
     text = source.read_text(encoding="utf-8")
-    result = run_code(text, fix=True, dedent=False, **settings)
+    result = run_code(text, fix=True, dedent=False, filename=source.name, **settings)
     assert result.error is None
     out = result.fixed_source if result.fixed_source is not None else text
     expected = folder / source.relative_to(EXAMPLES)
@@ -39,5 +43,5 @@ def test_golden(source: Path, variant: str):
     assert expected.is_file(), f"missing golden file {expected}"
     assert out == expected.read_text(encoding="utf-8")
     # the golden output is itself stable under a second fix
-    again = run_code(out, fix=True, dedent=False, **settings)
+    again = run_code(out, fix=True, dedent=False, filename=source.name, **settings)
     assert again.fixed_source is None

@@ -151,7 +151,7 @@ optimum-cli export neuron --model gpt2 out/
         ("NM904", 6),
     ]
     out = fixed(text, filename="run.sh", dedent=False)
-    assert 'pip install torch-neuronx==2.14.* "torch==2.14.*"' in out
+    assert 'pip install "torch-neuronx==2.14.*" "torch==2.14.*"' in out
     assert "PJRT_DEVICE" not in out
 
 

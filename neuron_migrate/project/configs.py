@@ -20,6 +20,8 @@ def instance_hits(lines: Lines) -> list[Hit]:
     hits = []
     for number in range(1, len(lines) + 1):
         text = lines.content(number)
+        if text.lstrip().startswith("#"):
+            continue  # a comment that mentions an instance is not a config
         for found in facts.INSTANCE_RE.finditer(text):
             hits.append(
                 Hit(

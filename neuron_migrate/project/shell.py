@@ -203,10 +203,14 @@ def _assignments(ctx: _Ctx, logical: Logical, words: list[Word], whole: bool) ->
     if not any(xla):
         return
     removable = whole and all(xla)
+    # one edit removes the line: as safe as its least safe variable
+    weakest = Safety.UNSAFE if any(n in facts.BF16_VARIABLES for n in names) else Safety.SAFE
     for word, name, is_xla in zip(words, names, xla):
         if not is_xla:
             continue
         message, safety = _variable_message(name)
+        if removable:
+            safety = weakest
         edit = _whole_lines(ctx.lines, logical) if removable else None
         _hit(ctx, logical, word, message, safety, edit, "")
 
@@ -225,7 +229,7 @@ def _pip(ctx: _Ctx, logical: Logical, args: list[Word], found: list) -> None:
             continue
         line, col = logical.pos(word.start)
         quoted = word.text != word.value
-        dep = deps.Dep(word.value, line, col + (1 if quoted else 0), requirement)
+        dep = deps.Dep(word.value, line, col + (1 if quoted else 0), requirement, quoted)
         found.append(dep)
 
 
@@ -361,7 +365,10 @@ def _analyze(text: str, dockerfile: bool) -> list[Hit]:
             if hit.replacement == "":
                 while end < len(text) and text[end] in " \t":
                     end += 1
-            hit.edit = TextEdit(start, end, hit.replacement)
+            new = hit.replacement
+            if new and not dep.where and "*" in new:
+                new = f'"{new}"'  # an unquoted `*` would be a glob
+            hit.edit = TextEdit(start, end, new)
         ctx.hits.append(hit)
     return ctx.hits + configs.instance_hits(lines)
 

@@ -1,0 +1,5 @@
+#!/bin/bash
+# 32 workers on one trn1.32xlarge: run.py spawns them itself (xmp.spawn).
+set -euo pipefail
+export PJRT_DEVICE=NEURON
+python run.py --nprocs 32 "$@"
