@@ -49,6 +49,7 @@ def write(file: Path, findings: list[Finding]) -> int:
     ]
     data = {"tool": "neuron-migrate", "version": VERSION, "findings": entries}
     try:
+        file.parent.mkdir(parents=True, exist_ok=True)
         file.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     except OSError as exc:
         raise BaselineError(f"{file}: cannot write the baseline: {exc.strerror or exc}") from None
