@@ -84,7 +84,9 @@ def changes_since(rev: str, cwd: Path) -> Changes:
     return changes
 
 
-def filter_findings(findings: list[Finding], changes: Changes, notebook_lines=None) -> list[Finding]:
+def filter_findings(
+    findings: list[Finding], changes: Changes, notebook_lines=None
+) -> list[Finding]:
     """The findings on changed lines. A notebook finding is kept when its file changed at all,
     unless `notebook_lines(finding)` maps it to its line in the notebook's JSON text."""
     out = []
