@@ -197,7 +197,9 @@ def _python_cell(index: int, text: str, counter: list[int]) -> Cell | None:
             counter[0] += 1
             magics[counter[0]] = line
             indent = line[: len(line) - len(line.lstrip(" \t"))]
-            keep = f"{indent}pass  " if indent else ""
+            # an indented magic stands for a statement (it may be a block's only one); the
+            # continuation lines of a magic are comments
+            keep = f"{indent}pass  " if indent and not in_magic else ""
             out.append(f"{keep}{_PLACEHOLDER.format(counter[0])}\n")
             in_magic = line.rstrip("\r\n").endswith("\\")
         else:
