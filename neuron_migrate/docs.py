@@ -23,7 +23,7 @@ _ALIASES = {
 
 
 def display_name(qname: str) -> str:
-    qname = qname.removesuffix(".*")
+    qname = qname.removesuffix(".*").replace("**.", "")
     for module, alias in sorted(_ALIASES.items(), key=lambda kv: -len(kv[0])):
         if qname.startswith(module + "."):
             return alias + qname[len(module) :]
@@ -46,8 +46,13 @@ def generic_message(rule: Rule) -> str:
         "arg0": "index",
         "synchronize": "torch.accelerator.synchronize()",
     }
+    first = pattern.names[0] if pattern.names else ""
     values.update(
-        process_group='"neuron"', var="XLA_USE_BF16", attr="AdamW", glob1="SUM", keyword="…"
+        process_group='"neuron"',
+        var=first or "XLA_USE_BF16",
+        attr=display_name(first).rsplit(".", 1)[-1].replace("Neuron", "") if first else "…",
+        glob1="*",
+        keyword=pattern.keywords[0] if pattern.keywords else "…",
     )
     return rule.message.format_map(_Placeholder(values))
 
@@ -55,6 +60,27 @@ def generic_message(rule: Rule) -> str:
 class _Placeholder(dict):
     def __missing__(self, key: str) -> str:
         return "…"
+
+
+_FENCES = (
+    (".py", "python"),
+    (".sh", "sh"),
+    (".toml", "toml"),
+    (".yaml", "yaml"),
+    (".yml", "yaml"),
+    (".json", "json"),
+    (".cfg", "ini"),
+    (".txt", "text"),
+)
+
+
+def _fence(filename: str) -> str:
+    """The code fence of an example's file: python, sh, toml, ..."""
+    name = filename.lower()
+    for ending, language in _FENCES:
+        if name.endswith(ending):
+            return "```" + language
+    return "```dockerfile" if name.startswith("dockerfile") else "```"
 
 
 def _example_code(text: str) -> str:
@@ -76,12 +102,13 @@ def explain(rule: Rule) -> str:
         "",
     ]
     for example in rule.examples[:2]:
-        lines += ["## Example", "```python", _example_code(example.before), "```", ""]
+        fence = _fence(example.file)
+        lines += ["## Example", fence, _example_code(example.before), "```", ""]
         if example.after is not None:
             settings = ", ".join(f"{k} = {v!r}" for k, v in example.settings.items())
             lines += [
                 "Use instead" + (f" ({settings}):" if settings else ":"),
-                "```python",
+                fence,
                 _example_code(example.after),
                 "```",
                 "",

@@ -102,12 +102,68 @@ def loop_batch_names(target: cst.BaseExpression, through_enumerate: bool) -> str
     return None
 
 
+class _Strings(cst.CSTVisitor):
+    """What the beta conditions need from a whole file, gathered in one walk."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.strings: set[str] = set()
+        self.compared: set[int] = set()
+
+    def visit_SimpleString(self, node: cst.SimpleString) -> None:
+        from neuron_migrate.engine.matcher import string_value
+
+        value = string_value(node)
+        if value is not None:
+            self.strings.add(value)
+
+    def visit_Comparison(self, node: cst.Comparison) -> None:
+        self.compared.add(id(node.left))
+        self.compared.update(id(target.comparator) for target in node.comparisons)
+
+
+def _file_facts(matcher: Matcher) -> _Strings:
+    """The string literals and compared expressions of the file, walked once per file."""
+    facts = matcher.__dict__.get("_beta_facts")
+    if facts is None:
+        facts = _Strings()
+        matcher.module.visit(facts)
+        matcher.__dict__["_beta_facts"] = facts
+    return facts
+
+
+def not_compared(matcher: Matcher, node: cst.CSTNode) -> bool:
+    """The expression is not a side of a comparison (`x.dtype == torch.float64`)."""
+    return id(node) not in _file_facts(matcher).compared
+
+
+def neuron_async_load(matcher: Matcher, node: cst.CSTNode) -> bool:
+    """The file targets the neuron device and leaves Transformers' async weight loading on.
+
+    Targets: a string literal "neuron" / "neuron:N" (`torch.device("neuron")`, `.to("neuron")`,
+    `device_map="neuron"`), or a legacy torch_xla / torch_neuronx import when the migration
+    target is neuron. Off already: the file names `HF_DEACTIVATE_ASYNC_LOAD`.
+    """
+    from neuron_migrate.engine.matcher import is_device_string
+
+    strings = _file_facts(matcher).strings
+    if "HF_DEACTIVATE_ASYNC_LOAD" in strings:
+        return False
+    if any(is_device_string(s, ("neuron",)) for s in strings):
+        return True
+    return matcher.target.device == "neuron" and matcher.imports_module(
+        ("torch_xla", "torch_neuronx")
+    )
+
+
 CHECKS: dict[str, Callable[[Matcher, cst.CSTNode], bool]] = {
     "compile-backend-differs": compile_backend_differs,
     "single-index-argument": single_index_argument,
     "in-main-guard": in_main_guard,
     "first-arg-xla-string": first_arg_xla_string,
     "assigned-to-first-arg": assigned_to_first_arg,
+    "not-compared": not_compared,
+    "neuron-async-load": neuron_async_load,
 }
 
 _DTYPE_HINTS = ("float", "half", "bfloat", "int", "double", "bool", "complex", "dtype")

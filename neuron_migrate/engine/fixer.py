@@ -235,7 +235,9 @@ class _LoadedNames(cst.CSTVisitor):
             self.names.update(re.findall(r"[A-Za-z_]\w*", body))
 
 
-def clean_imports(module: cst.Module, legacy: tuple[str, ...]) -> tuple[cst.Module, int]:
+def clean_imports(
+    module: cst.Module, legacy: tuple[str, ...], replaced: frozenset[str] = frozenset()
+) -> tuple[cst.Module, int]:
     """Remove imports of `legacy` names that nothing in the module reads any more (unless the
     line says `# noqa: NM603`). Returns the module and the body index of the first removed
     top-level import (-1 if none), where the imports the fixes need are best placed."""
@@ -244,7 +246,10 @@ def clean_imports(module: cst.Module, legacy: tuple[str, ...]) -> tuple[cst.Modu
     module.visit(loaded)
     remove: dict[int, list[str]] = {}
     for binding in table.bindings:
-        if binding.name in loaded.names or not matches_name(binding.qname, legacy):
+        if not matches_name(binding.imported, legacy):
+            continue
+        # a name the fixes now import from elsewhere (`get_peft_model` from peft) is not a use
+        if binding.name in loaded.names and binding.name not in replaced:
             continue
         comment = binding.line.trailing_whitespace.comment if binding.line is not None else None
         if comment is not None and suppresses(comment.value, UNUSED_IMPORT_CODE):
@@ -337,11 +342,48 @@ def add_imports(module: cst.Module, needed: list[str]) -> cst.Module:
             raise FixError(f"the fix needs `{statement}` but `{name}` is already {bound[name]}")
         bound[name] = qname
         line = cst.parse_statement(statement + "\n")
+        merged = _merge_from_import(module, line)
+        if merged is not None:
+            module = merged
+            continue
         at = _insert_at(module, _import_key(line) or "")
         body = list(module.body)
         body.insert(at, line)
         module = module.with_changes(body=body)
     return module
+
+
+def _merge_from_import(module: cst.Module, line: cst.SimpleStatementLine) -> cst.Module | None:
+    """`from transformers import Trainer` joins an existing top-level
+    `from transformers import TrainingArguments` line instead of adding a second one."""
+    new = line.body[0]
+    if not isinstance(new, cst.ImportFrom) or isinstance(new.names, cst.ImportStar):
+        return None
+    module_name = dotted_name(new.module) if new.module else None
+    for index, stmt in enumerate(module.body):
+        if not (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1):
+            continue
+        old = stmt.body[0]
+        if (
+            isinstance(old, cst.ImportFrom)
+            and not old.relative
+            and old.module is not None
+            and dotted_name(old.module) == module_name
+            and not isinstance(old.names, cst.ImportStar)
+        ):
+            names = list(old.names)
+            last = names[-1]
+            trailing = (
+                last.comma if isinstance(last.comma, cst.Comma) else cst.MaybeSentinel.DEFAULT
+            )
+            names[-1] = last.with_changes(
+                comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+            )
+            names.append(new.names[0].with_changes(comma=trailing))
+            body = list(module.body)
+            body[index] = stmt.with_changes(body=[old.with_changes(names=names)])
+            return module.with_changes(body=body)
+    return None
 
 
 def _imports_used(edit: Edit) -> list[str]:
@@ -353,7 +395,8 @@ def _imports_used(edit: Edit) -> list[str]:
     texts += list(params.get("default-keywords", {}).values())
     rendered = " ".join(actions.render(t, edit.variables) for t in texts if t)
     used = []
-    for statement in params.get("imports", []):
+    for template in params.get("imports", []):
+        statement = actions.render(template, edit.variables)
         name, _ = _binding_of(statement)
         if re.search(rf"\b{re.escape(name)}\b", rendered):
             used.append(statement)
@@ -378,7 +421,8 @@ def apply(
     new = module.visit(applier)
     needed = [imp for edit in applier.applied for imp in _imports_used(edit)]
     if legacy_imports and applier.applied:
-        new, _ = clean_imports(new, legacy_imports)
+        replaced = frozenset(_binding_of(statement)[0] for statement in needed)
+        new, _ = clean_imports(new, legacy_imports, replaced)
     if needed:
         new = add_imports(new, needed)
     return new, applier.applied, applier.declined

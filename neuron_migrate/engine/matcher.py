@@ -477,15 +477,27 @@ class Matcher(cst.CSTVisitor):
             self._reported_calls.pop()
 
     def _reference(self, node: cst.CSTNode, qname: str) -> None:
-        entries = self.rules.reference_entries(qname)
-        if not entries:
+        """Report the most specific rule for the chain or for a chain it starts with
+        (`NeuronTrainer.from_pretrained` is a use of `NeuronTrainer`)."""
+        found: tuple[int, cst.CSTNode, str, list[Entry]] | None = None
+        current: cst.CSTNode = node
+        current_name = qname
+        while True:
+            entries = self.rules.reference_entries(current_name)
+            if entries:
+                context = self._context.get(id(current), ("value", None))[0]
+                best = self._best(entries, current, context)
+                if best and (found is None or len(best[0].name) > found[0]):
+                    found = (len(best[0].name), current, current_name, best)
+            if not isinstance(current, cst.Attribute) or "." not in current_name:
+                break
+            current, current_name = current.value, current_name.rsplit(".", 1)[0]
+        if found is None:
             return
+        _, node, qname, best = found
         context, owner = self._context.get(id(node), ("value", None))
         inside = {code for _, codes in self._reported_calls for code in codes}
-        best = self._best(entries, node, context)
-        if best and self.rules.owned_elsewhere(
-            qname, len(best[0].name), call=self._is_called(node)
-        ):
+        if self.rules.owned_elsewhere(qname, len(best[0].name), call=self._is_called(node)):
             return  # a rule that is switched off (for this file) owns this name
         for entry in best:
             if entry.rule.code in inside:
@@ -751,7 +763,7 @@ class Matcher(cst.CSTVisitor):
     def _finish_unused_imports(self) -> None:
         for entry in self.rules.unused_imports:
             for binding in self.table.bindings:
-                if binding.uses == 0 and name_match(binding.qname, entry.name) is not None:
+                if binding.uses == 0 and name_match(binding.imported, entry.name) is not None:
                     if any(h.node is binding.alias for h in self.hits):
                         continue  # a more specific import rule already reported it
                     variables = dict(self.target.placeholders())

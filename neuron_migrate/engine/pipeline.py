@@ -219,16 +219,28 @@ def _wanted(finding: Finding, options: Options) -> bool:
     return fix is not None and (fix.safety is Safety.SAFE or options.unsafe_fixes)
 
 
-def _legacy_import_names(ruleset: RuleSet) -> tuple[str, ...]:
-    return tuple(name for entry in ruleset.unused_imports for name in entry.pattern.names)
+def legacy_import_names(job: Job, relative: str) -> tuple[str, ...]:
+    """The imports a fix removes once nothing uses them: those of every pack's unused-import
+    rule, unless the user switched that rule off (`--ignore NM603` keeps torch_xla imports)."""
+    ignored = job.settings.ignore + ignored_codes_for(job.settings, relative)
+    names: list[str] = []
+    for rule in job.universe:
+        if any(_covers(sel, rule) for sel in ignored):
+            continue
+        for pattern in rule.patterns:
+            if pattern.kind == UNUSED_IMPORT_KIND:
+                names.extend(pattern.names)
+    return tuple(names)
 
 
-def fix_text(text: str, path: str, job: Job, ruleset: RuleSet) -> tuple[str, int, Analysis]:
+def fix_text(
+    text: str, path: str, job: Job, ruleset: RuleSet, relative: str | None = None
+) -> tuple[str, int, Analysis]:
     """Apply fixes until none is left (a few rounds at most). Returns the new text, the number
     of findings fixed and the analysis of the new text."""
     from neuron_migrate.engine import fixer
 
-    legacy = _legacy_import_names(ruleset)
+    legacy = legacy_import_names(job, relative or path)
     analysis = analyze(text, path, job, ruleset)
     fixed = 0
     for _ in range(MAX_FIX_ROUNDS):
@@ -260,7 +272,7 @@ def check_source(text: str, path: str, job: Job, relative: str | None = None) ->
         return result
     try:
         if job.options.rewrites:
-            new_text, fixed, analysis = fix_text(text, path, job, ruleset)
+            new_text, fixed, analysis = fix_text(text, path, job, ruleset, relative or path)
             if new_text != text:
                 _verify(text, new_text)
                 result.fixed_source = new_text

@@ -44,7 +44,7 @@ class Entry:
 
 def _literal(name: str) -> str:
     """The longest part of a name without wildcards: what the bytes must contain."""
-    parts = re.split(r"\*", name)
+    parts = re.split(r"\*+", name)
     return max(parts, key=len)
 
 
@@ -59,7 +59,17 @@ def _name_trigger(name: str, kind: str) -> bytes:
 
 
 def _glob(name: str) -> re.Pattern[str]:
-    return re.compile("".join("(\\w*)" if c == "*" else re.escape(c) for c in name) + "$")
+    """`*` matches within one segment (and is captured: {glob1}, ...); a `**.` segment matches
+    any number of segments (`optimum.neuron.**.NeuronTrainer` is the class wherever it lives)."""
+    out = []
+    for piece in re.split(r"(\*\*\.|\*)", name):
+        if piece == "**.":
+            out.append(r"(?:\w+\.)*")
+        elif piece == "*":
+            out.append(r"(\w*)")
+        else:
+            out.append(re.escape(piece))
+    return re.compile("".join(out) + "$")
 
 
 @dataclass
@@ -137,7 +147,8 @@ class RuleSet:
                 if name.endswith(".*") and "*" not in name[:-2]:
                     patterned.append(Entry(rule, pattern, name[:-2]))
                 elif "*" in name:
-                    patterned.append(Entry(rule, pattern, _literal(name), _glob(name)))
+                    bare = name.replace("**.", "").replace("*", "")
+                    patterned.append(Entry(rule, pattern, bare, _glob(name)))
                 else:
                     exact[name].append(Entry(rule, pattern, name))
 

@@ -23,6 +23,12 @@ class Binding:
     # the line (or one-line suite) holding the import: its trailing comment may hold a noqa
     line: cst.SimpleStatementLine | cst.SimpleStatementSuite | None = None
     uses: int = 0
+    # the module the statement imports: `import optimum.neuron` binds `optimum` but imports
+    # `optimum.neuron`
+    imported: str = ""
+
+    def __post_init__(self) -> None:
+        self.imported = self.imported or self.qname
 
 
 @dataclass(eq=False)
@@ -83,7 +89,7 @@ def _bind_import(
                 name, qname = alias.asname.name.value, full
             else:
                 name = qname = full.split(".")[0]
-            binding = Binding(name, qname, node, alias, scope, line)
+            binding = Binding(name, qname, node, alias, scope, line, imported=full)
             scope.names[name] = binding
             table.bindings.append(binding)
         return
