@@ -44,6 +44,8 @@ CONDITIONS = {
     "in-main-guard",  # inside `if __name__ == "__main__":`
     "first-arg-xla-string",  # the first positional argument is "xla" / "xla:N"
     "assigned-to-first-arg",  # `x = f(op, x)`: the result replaces the argument it was given
+    "not-compared",  # the expression is not a side of a comparison (`x.dtype == torch.float64`)
+    "neuron-async-load",  # the file targets device "neuron" and has not set HF_DEACTIVATE_ASYNC_LOAD
 }
 PATTERN_KEYS = {
     "kind",
@@ -331,6 +333,24 @@ def _rule(path: Path, pack: str, index: int, data: Any) -> Rule:
     )
 
 
+def _expand(value: Any, lists: dict[str, list[str]], path: Path) -> Any:
+    """`"@name"` in a list of strings stands for the pack's `[lists] name = [...]`, so that a
+    list shared by several rules is written once."""
+    if isinstance(value, dict):
+        return {k: _expand(v, lists, path) for k, v in value.items()}
+    if isinstance(value, list):
+        out: list[Any] = []
+        for item in value:
+            if isinstance(item, str) and item.startswith("@"):
+                if item[1:] not in lists:
+                    raise _fail(path, "[lists]", f"no list named `{item[1:]}`")
+                out.extend(lists[item[1:]])
+            else:
+                out.append(_expand(item, lists, path))
+        return out
+    return value
+
+
 def load_pack(path: Path) -> list[Rule]:
     """Read one pack file. Raises PackError naming the file and the field."""
     try:
@@ -345,6 +365,12 @@ def load_pack(path: Path) -> list[Rule]:
     rules = data.get("rule")
     if not isinstance(rules, list) or not rules:
         raise _fail(path, "[[rule]]", "a pack needs at least one rule")
+    lists = data.get("lists", {})
+    if not isinstance(lists, dict) or not all(
+        isinstance(v, list) and all(isinstance(i, str) for i in v) for v in lists.values()
+    ):
+        raise _fail(path, "[lists]", "each entry must be a list of strings")
+    rules = [_expand(rule, lists, path) for rule in rules]
     return [_rule(path, pack["name"], i, r) for i, r in enumerate(rules)]
 
 

@@ -79,7 +79,10 @@ def _drop(args: list[cst.Arg], index: int) -> list[cst.Arg]:
     rest = args[:index] + args[index + 1 :]
     if index == len(args) - 1 and rest:
         # the new last argument takes the dropped one's ending (trailing comma or none)
-        rest[-1] = rest[-1].with_changes(comma=dropped.comma)
+        # and the line break before `)`
+        rest[-1] = rest[-1].with_changes(
+            comma=dropped.comma, whitespace_after_arg=dropped.whitespace_after_arg
+        )
     return rest
 
 

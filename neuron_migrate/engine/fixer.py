@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import sys
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -289,10 +290,16 @@ def _import_key(stmt: cst.BaseStatement) -> str | None:
     return None
 
 
+def _group(key: str) -> int:
+    """isort's sections, as far as a name tells: 0 the standard library, 1 everything else."""
+    return 0 if key.split(".")[0] in sys.stdlib_module_names else 1
+
+
 def _insert_at(module: cst.Module, key: str) -> int:
     """Where `import <key>` goes: in the import block at the top of the module (after the
-    docstring), before the first absolute import that sorts after it, else after the block;
-    at the top when the module does not start with imports (never below code that uses it)."""
+    docstring), among the imports of its own section (standard library or not), before the first
+    that sorts after it; at the top when the module does not start with imports (never below
+    code that uses it)."""
     body = module.body
     index = 0
     if (
@@ -302,7 +309,8 @@ def _insert_at(module: cst.Module, key: str) -> int:
     ):
         if isinstance(body[0].body[0].value, (cst.SimpleString, cst.ConcatenatedString)):
             index = 1
-    last_absolute = None
+    group = _group(key)
+    last_absolute = last_same = first_later_group = None
     for i in range(index, len(body)):
         stmt = body[i]
         is_import = isinstance(stmt, cst.SimpleStatementLine) and all(
@@ -315,9 +323,18 @@ def _insert_at(module: cst.Module, key: str) -> int:
             if _is_future(stmt):
                 index = i + 1
             continue
-        if stmt_key > key:
-            return i
+        stmt_group = _group(stmt_key)
+        if stmt_group == group:
+            if stmt_key > key:
+                return i
+            last_same = i
+        elif stmt_group > group and first_later_group is None:
+            first_later_group = i
         last_absolute = i
+    if last_same is not None:
+        return last_same + 1
+    if first_later_group is not None:
+        return first_later_group
     return last_absolute + 1 if last_absolute is not None else index
 
 
@@ -346,8 +363,15 @@ def add_imports(module: cst.Module, needed: list[str]) -> cst.Module:
         if merged is not None:
             module = merged
             continue
-        at = _insert_at(module, _import_key(line) or "")
+        key = _import_key(line) or ""
+        at = _insert_at(module, key)
         body = list(module.body)
+        after = body[at] if at < len(body) else None
+        after_key = _import_key(after) if after is not None else None
+        if after_key is not None and _group(after_key) == _group(key) and after.leading_lines:
+            # joining the front of a section: the blank line that opened it stays in front
+            line = line.with_changes(leading_lines=after.leading_lines)
+            body[at] = after.with_changes(leading_lines=[])
         body.insert(at, line)
         module = module.with_changes(body=body)
     return module
