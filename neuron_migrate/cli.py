@@ -357,6 +357,61 @@ def _stdin_fixed(result, unsafe_fixes: bool, exit_zero: bool) -> None:
 
 
 @main.command()
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["markdown", "html", "csv"]),
+    default="markdown",
+    show_default=True,
+)
+@click.option(
+    "--output",
+    "-o",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Write the report to this file instead of stdout.",
+)
+@click.option("--select", help="Rules to count: codes, prefixes (NM2, NM), names or ALL.")
+@click.option("--ignore", help="Rules to leave out.")
+@click.option("--target-device", help="Device the fixes write: neuron (default), cpu, cuda, ...")
+@click.option(
+    "--config", type=click.Path(path_type=Path, dir_okay=False), help="A pyproject.toml to use."
+)
+@click.option("--jobs", "-j", type=click.IntRange(min=1), help="Processes to use (default: CPUs).")
+def report(
+    paths: tuple[Path, ...],
+    output_format: str,
+    output: Path | None,
+    select: str | None,
+    ignore: str | None,
+    target_device: str | None,
+    config: Path | None,
+    jobs: int | None,
+) -> None:
+    """Migration readiness: what --fix / --unsafe-fixes resolve, per rule and file; blockers."""
+    from neuron_migrate import readiness
+    from neuron_migrate.report import csv_format, html, markdown
+
+    path_list = list(paths) or [Path(".")]
+    try:
+        overrides = {
+            "select": _codes(select),
+            "ignore": _codes(ignore),
+            "target_device": target_device,
+        }
+        settings = _settings(config, path_list, overrides)
+        measured = readiness.build(path_list, settings, jobs=jobs)
+    except (ConfigError, PackError) as exc:
+        _fail(str(exc))
+        return
+    renderer = {"markdown": markdown, "html": html, "csv": csv_format}[output_format]
+    for line in measured.problems:
+        click.echo(line, err=True)
+    with _sink(output) as out:
+        out.write(renderer.render(measured))
+
+
+@main.command()
 @click.option(
     "--format",
     "output_format",
