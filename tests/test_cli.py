@@ -338,3 +338,57 @@ def test_compat_branches_are_reported_and_fixed(tmp_path):
     fixed = path.read_text()
     assert "    if HAS_XLA:\n        pass\n" in fixed
     compile(fixed, "compat.py", "exec")
+
+
+class _Terminal:
+    """A stderr that says it is a terminal and records what is drawn."""
+
+    def __init__(self):
+        import io
+
+        self.buffer = io.StringIO()
+
+    def isatty(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        return self.buffer.write(text)
+
+    def flush(self) -> None:
+        pass
+
+
+def test_progress_bar_on_a_terminal_for_long_runs(tmp_path, monkeypatch):
+    from neuron_migrate import progress
+    from neuron_migrate.engine.pipeline import Options
+    from neuron_migrate.runner import run
+    from neuron_migrate.settings import Settings
+
+    for i in range(5):
+        (tmp_path / f"f{i}.py").write_text(LEGACY)
+    terminal = _Terminal()
+    assert isinstance(progress.bar(True, terminal), progress.Bar)
+    assert isinstance(progress.bar(False, terminal), progress.Silent)
+    piped = _Terminal()
+    piped.isatty = lambda: False
+    assert isinstance(progress.bar(True, piped), progress.Silent)
+    monkeypatch.setattr(progress, "MIN_FILES", 3)
+    bar = progress.bar(True, terminal)
+    calls = []
+    original = bar.advance
+    bar.advance = lambda n=1: (calls.append(n), original(n))
+    result = run([tmp_path], Settings(root=tmp_path), Options(), jobs=1, progress=bar)
+    bar.close()
+    assert len(calls) == 5 and len(result.files) == 5
+    short = progress.bar(True, terminal)
+    short.start(2)  # below MIN_FILES: nothing drawn
+    assert short._progress is None
+
+
+def test_no_progress_bar_when_piped(project):
+    proc = subprocess.run(
+        [sys.executable, "-m", "neuron_migrate", "check", str(project)],
+        capture_output=True,
+        text=True,
+    )
+    assert "━" not in proc.stderr and "checking" not in proc.stderr
