@@ -47,7 +47,12 @@ def render_text(findings: list[Finding], unsafe_fixes: bool) -> str:
     lines = []
     for r in table:
         mark = "[*]" if r.fixable == r.count else ("[-]" if r.fixable else "   ")
-        fixable = f"{r.fixable} fixable" if r.fixable else "manual"
+        if r.fixable:
+            fixable = f"{r.fixable} fixable"
+        elif r.unsafe:
+            fixable = f"{r.unsafe} fixable with --unsafe-fixes"
+        else:
+            fixable = "manual"
         lines.append(f"{r.count:>{width}}\t{r.code}\t{mark} {r.name} ({fixable})")
     return "\n".join(lines) + "\n"
 
