@@ -177,6 +177,7 @@ def check(
                     jobs=jobs,
                     force_exclude=force_exclude,
                     progress=bar,
+                    cache=not no_cache,
                 )
             finally:
                 bar.close()
@@ -457,3 +458,20 @@ def explain(code: str) -> None:
             click.echo(docs.explain(rule), nl=False)
             return
     _fail(f"unknown rule `{code}`; `neuron-migrate rules` lists them")
+
+
+@main.command()
+@click.option(
+    "--config", type=click.Path(path_type=Path, dir_okay=False), help="A pyproject.toml to use."
+)
+def clean(config: Path | None) -> None:
+    """Remove the cache (.neuron_migrate_cache/ at the project root)."""
+    from neuron_migrate import cache
+
+    try:
+        settings = load_settings(config, Path.cwd())
+    except ConfigError as exc:
+        _fail(str(exc))
+        return
+    removed = cache.clean(settings.root)
+    click.echo(f"Removed {settings.root / cache.FOLDER}" if removed else "No cache to remove.")

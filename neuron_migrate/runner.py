@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from neuron_migrate import filekinds
+from neuron_migrate.cache import Cache
 from neuron_migrate.engine.pipeline import Job, Options, problem
 from neuron_migrate.files import discover
 from neuron_migrate.model import FileResult, Finding
@@ -56,9 +57,9 @@ def _relative(path: Path, root: Path) -> str:
 _worker_job: Job | None = None
 
 
-def _init_worker(rules: tuple[Rule, ...], settings: Settings, options: Options) -> None:
+def _init_worker(rules: tuple[Rule, ...], settings: Settings, options: Options, store) -> None:
     global _worker_job
-    _worker_job = Job(rules, settings, options)
+    _worker_job = Job(rules, settings, options, cache=store)
 
 
 def check_one(path: Path, display: str, relative: str, job: Job) -> FileResult:
@@ -81,11 +82,17 @@ def run(
     jobs: int | None = None,
     force_exclude: bool = False,
     progress=None,
+    cache: bool = True,
 ) -> RunResult:
     """Check the files under `paths`. `progress`, when given, gets `start(total)` once the
     files are known and `advance()` after each file (see neuron_migrate.progress)."""
     rules = enabled_rules(settings)
-    job = Job(rules, settings, options)
+    store = (
+        Cache.for_run(settings.root, rules, settings.fingerprint(), settings.packs)
+        if cache
+        else None
+    )
+    job = Job(rules, settings, options, cache=store)
     result = RunResult()
     items = []
     for found in discover(paths, settings, force_exclude=force_exclude):
@@ -99,7 +106,7 @@ def run(
         progress.start(len(items))
     if jobs > 1 and len(items) >= POOL_THRESHOLD:
         with ProcessPoolExecutor(
-            max_workers=jobs, initializer=_init_worker, initargs=(rules, settings, options)
+            max_workers=jobs, initializer=_init_worker, initargs=(rules, settings, options, store)
         ) as pool:
             chunks = max(1, len(items) // (jobs * 8))
             for file in pool.map(_work, items, chunksize=chunks):

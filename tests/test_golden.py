@@ -22,7 +22,11 @@ VARIANTS = {
 }
 # Python sources and the project files beside them (requirements, launchers, Dockerfiles, configs)
 SOURCES = sorted(
-    p for p in EXAMPLES.rglob("*") if p.is_file() and (p.suffix == ".py" or kind_of(p) == "project")
+    p
+    for p in EXAMPLES.rglob("*")
+    if p.is_file()
+    and not any(part.startswith(".") for part in p.relative_to(EXAMPLES).parts)
+    and (p.suffix == ".py" or kind_of(p) == "project")
 )
 
 

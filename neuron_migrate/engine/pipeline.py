@@ -39,6 +39,8 @@ class Job:
     rules: tuple[Rule, ...]
     settings: Settings
     options: Options
+    # check results of unchanged files (neuron_migrate.cache.Cache), None: read afresh
+    cache: object | None = None
     _rulesets: dict[tuple[str, ...], RuleSet] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
@@ -331,12 +333,19 @@ def check_path(path: Path, display: str, relative: str, job: Job) -> FileResult:
     ruleset = job.ruleset_for(relative)
     if not ruleset.wants(data):
         return FileResult(display)
+    cache = job.cache if not job.options.rewrites else None
+    if cache is not None:
+        cached = cache.get(relative, data, display)
+        if cached is not None:
+            return FileResult(display, findings=cached)
     try:
         decoded = decode(data)
     except DecodeProblem as exc:
         return FileResult(display, findings=[problem(display, str(exc))])
     try:
         result = check_source(decoded.text, display, job, relative)
+        if cache is not None and result.error is None:
+            cache.put(relative, data, result.findings)
     except VerifyError as exc:
         result = FileResult(display, error=f"internal error: {exc}; the file was left alone")
         return result
