@@ -1,7 +1,9 @@
 """Measure what a `neuron-migrate check` costs against a bare LibCST parse of the same files.
 
 Generates a deterministic synthetic tree (a share of files with legacy torch_xla code, the rest
-ordinary PyTorch code without any prefilter trigger), then measures, best of --repeat runs each:
+ordinary PyTorch code without any prefilter trigger), then measures, best of --repeat rounds each
+(round robin: every round runs every measurement once, so other load on a shared machine hits
+them alike):
 
   1. the engine (`neuron_migrate.runner.run`, check only) over the tree, serially and with the
      default process pool;
@@ -36,7 +38,7 @@ from pathlib import Path
 
 from neuron_migrate.engine.pipeline import Options
 from neuron_migrate.engine.ruleset import RuleSet
-from neuron_migrate.runner import enabled_rules, run
+from neuron_migrate.runner import POOL_THRESHOLD, enabled_rules, run
 from neuron_migrate.settings import Settings
 
 # ---- synthetic source -----------------------------------------------------------------------
@@ -46,7 +48,67 @@ from neuron_migrate.settings import Settings
 # `optimizer.step()`, no `plt.xlabel`, no `async`, no `mode=`: the generator checks every clean
 # file against the real prefilter and reports the ones that still pass.
 
-WORDS = ["hidden", "proj", "embed", "token", "layer", "block", "head", "feat", "score", "batch", "input", "output", "weight", "bias", "norm", "attn", "query", "key", "value", "scale", "width", "depth", "rate", "ratio", "count", "total", "index", "shard", "chunk", "window", "patch", "pixel", "frame", "label", "target", "sample", "record", "entry", "cache", "buffer", "state", "param", "grad", "loss", "metric", "epoch", "round", "phase", "stage", "level", "mask", "logit", "prob", "dim", "size", "seed", "path", "name", "item"]
+WORDS = [
+    "hidden",
+    "proj",
+    "embed",
+    "token",
+    "layer",
+    "block",
+    "head",
+    "feat",
+    "score",
+    "batch",
+    "input",
+    "output",
+    "weight",
+    "bias",
+    "norm",
+    "attn",
+    "query",
+    "key",
+    "value",
+    "scale",
+    "width",
+    "depth",
+    "rate",
+    "ratio",
+    "count",
+    "total",
+    "index",
+    "shard",
+    "chunk",
+    "window",
+    "patch",
+    "pixel",
+    "frame",
+    "label",
+    "target",
+    "sample",
+    "record",
+    "entry",
+    "cache",
+    "buffer",
+    "state",
+    "param",
+    "grad",
+    "loss",
+    "metric",
+    "epoch",
+    "round",
+    "phase",
+    "stage",
+    "level",
+    "mask",
+    "logit",
+    "prob",
+    "dim",
+    "size",
+    "seed",
+    "path",
+    "name",
+    "item",
+]
 
 CLEAN_HEADER = [
     "import json",
@@ -503,6 +565,8 @@ def best_of(repeat: int, fn: Callable[[], object]) -> tuple[float, object]:
 
 
 def measure(args: argparse.Namespace, root: Path) -> dict:
+    load_before = _load()
+    root = root.resolve()
     made = generate(root, args.files, args.legacy_share, args.lines, args.seed)
     settings = Settings(root=root.resolve())
     ruleset = RuleSet.build(enabled_rules(settings))
@@ -546,17 +610,48 @@ def measure(args: argparse.Namespace, root: Path) -> dict:
 
     options = Options()
     repeat = args.repeat
-    t_prefilter_all, _ = best_of(repeat, prefilter(paths))
-    t_prefilter_clean, _ = best_of(repeat, prefilter(clean)) if clean else (0.0, 0)
-    t_libcst, _ = best_of(repeat, bare_libcst)
-    t_ast, _ = best_of(repeat, bare_ast)
-    t_serial, result = best_of(repeat, lambda: run([root], settings, options, jobs=1))
-    t_serial_passing, _ = best_of(repeat, lambda: run(passing, settings, options, jobs=1))
-    t_serial_clean, _ = (
-        best_of(repeat, lambda: run(clean, settings, options, jobs=1)) if clean else (0.0, None)
-    )
     jobs = os.cpu_count() or 1
-    t_pool, pool_result = best_of(repeat, lambda: run([root], settings, options, jobs=None))
+    # round robin, best of `repeat` each: a slow spell of a shared machine then hits every
+    # measurement alike instead of one of them (the ratios are what matter)
+    clean_bytes = [p.read_bytes() for p in clean]
+
+    def regex_only() -> int:
+        return sum(1 for data in clean_bytes if ruleset.wants(data))
+
+    # (key, function, consecutive runs per round): the cheap prefilter passes run a few times
+    # in a row, so that one slow spell (or a page cache refill) does not make the figure
+    plan: list[tuple[str, Callable[[], object], int]] = [
+        ("prefilter_all_files", prefilter(paths), 5),
+        ("prefilter_clean_files", prefilter(clean), 5),
+        ("prefilter_regex_clean_files", regex_only, 5),
+        ("bare_libcst_parse", bare_libcst, 1),
+        ("ast_parse", bare_ast, 1),
+        ("engine_serial", lambda: run([root], settings, options, jobs=1), 1),
+        ("engine_serial_parse_files_only", lambda: run(passing, settings, options, jobs=1), 1),
+        ("engine_serial_clean_files_only", lambda: run(clean, settings, options, jobs=1), 1),
+        ("engine_pool", lambda: run([root], settings, options, jobs=None), 1),
+    ]
+    seconds = dict.fromkeys((key for key, _, _ in plan), float("inf"))
+    # CPU time of this process (not of the pool's workers): less sensitive to other load
+    cpu_seconds = dict(seconds)
+    values: dict[str, object] = {}
+    for _ in range(repeat):
+        for key, fn, runs in plan:
+            for _ in range(runs):
+                start, cpu_start = time.perf_counter(), time.process_time()
+                values[key] = fn()
+                cpu_seconds[key] = min(cpu_seconds[key], time.process_time() - cpu_start)
+                seconds[key] = min(seconds[key], time.perf_counter() - start)
+    del cpu_seconds["engine_pool"]
+    t_prefilter_all, t_prefilter_clean = (
+        seconds["prefilter_all_files"],
+        seconds["prefilter_clean_files"],
+    )
+    t_libcst, t_ast = seconds["bare_libcst_parse"], seconds["ast_parse"]
+    t_serial, t_pool = seconds["engine_serial"], seconds["engine_pool"]
+    t_serial_passing = seconds["engine_serial_parse_files_only"]
+    t_serial_clean = seconds["engine_serial_clean_files_only"]
+    result, pool_result = values["engine_serial"], values["engine_pool"]
 
     codes = Counter(f.code for r in result.files for f in r.findings)
     errors = [r.error for r in result.files if r.error]
@@ -574,6 +669,8 @@ def measure(args: argparse.Namespace, root: Path) -> dict:
             "cpus": jobs,
             "libcst": getattr(libcst, "__version__", None) or _version("libcst"),
         },
+        "load_average_before": load_before,
+        "load_average_after": _load(),
         "params": {
             "files": args.files,
             "legacy_share": args.legacy_share,
@@ -596,16 +693,8 @@ def measure(args: argparse.Namespace, root: Path) -> dict:
         "files_with_findings": sum(1 for r in result.files if r.findings),
         "internal_errors": len(errors),
         "pool_results_match_serial": same,
-        "seconds": {
-            "prefilter_all_files": t_prefilter_all,
-            "prefilter_clean_files": t_prefilter_clean,
-            "bare_libcst_parse": t_libcst,
-            "ast_parse": t_ast,
-            "engine_serial": t_serial,
-            "engine_serial_parse_files_only": t_serial_passing,
-            "engine_serial_clean_files_only": t_serial_clean,
-            "engine_pool": t_pool,
-        },
+        "seconds": seconds,
+        "cpu_seconds": cpu_seconds,
         "lines_per_second": {
             "bare_libcst_parse": rate(lines_parsed, t_libcst),
             "ast_parse": rate(lines_parsed, t_ast),
@@ -615,25 +704,47 @@ def measure(args: argparse.Namespace, root: Path) -> dict:
             "prefilter_all_files": rate(lines_total, t_prefilter_all),
         },
         "ratios": {
-            "engine_serial_over_bare_libcst": t_serial / t_libcst if t_libcst else None,
-            "engine_serial_parse_files_only_over_bare_libcst": (
-                t_serial_passing / t_libcst if t_libcst else None
+            "engine_serial_over_bare_libcst": t_serial / t_libcst if passing else None,
+            "engine_serial_over_bare_libcst_cpu": (
+                cpu_seconds["engine_serial"] / cpu_seconds["bare_libcst_parse"]
+                if passing and cpu_seconds["bare_libcst_parse"] > 0
+                else None
             ),
-            "bare_libcst_over_ast": t_libcst / t_ast if t_ast else None,
+            "engine_serial_parse_files_only_over_bare_libcst": (
+                t_serial_passing / t_libcst if passing else None
+            ),
+            "bare_libcst_over_ast": t_libcst / t_ast if passing else None,
             "prefilter_us_per_clean_file": (t_prefilter_clean / len(clean) * 1e6)
             if clean
             else None,
+            "prefilter_regex_us_per_clean_file": (
+                seconds["prefilter_regex_clean_files"] / len(clean) * 1e6 if clean else None
+            ),
             "engine_us_per_clean_file": (t_serial_clean / len(clean) * 1e6) if clean else None,
             "pool_speedup": t_serial / t_pool if t_pool else None,
             "pool_jobs": jobs,
+            "pool_used": jobs > 1 and len(paths) >= POOL_THRESHOLD,
         },
         "goal_engine_over_parse": 2.5,
     }
+    if args.phases and passing:
+        try:
+            figures["phases"] = phases(passing, settings, repeat)
+        except Exception as exc:  # noqa: BLE001 - reaches into engine internals that may change
+            figures["phases"] = {"error": f"{type(exc).__name__}: {exc}"}
     if args.profile and legacy:
         figures["profile"] = profile_one(
             max(legacy, key=lambda p: p.stat().st_size), settings, args.profile
         )
     return figures
+
+
+def _load() -> list[float] | None:
+    """1, 5 and 15 minute load averages: other work on the machine skews every figure."""
+    try:
+        return [round(x, 2) for x in os.getloadavg()]
+    except OSError:
+        return None
 
 
 def _version(package: str) -> str | None:
@@ -643,6 +754,54 @@ def _version(package: str) -> str | None:
         return version(package)
     except Exception:  # noqa: BLE001
         return None
+
+
+def phases(passing: list[Path], settings: Settings, repeat: int) -> dict:
+    """Where analyze() spends its time: each step of pipeline.analyze on its own, best of
+    `repeat` per file, summed over the files needing parse. Reaches into engine internals."""
+    import libcst as cst
+
+    from neuron_migrate.engine.matcher import Matcher
+    from neuron_migrate.engine.pipeline import Job, _replacement, analyze
+    from neuron_migrate.engine.positions import node_spans
+    from neuron_migrate.engine.scopes import collect_imports
+
+    job = Job(enabled_rules(settings), settings, Options())
+    flags = {"compile": settings.compile}
+    totals: Counter = Counter()
+
+    def timed(key: str, fn: Callable[[], object]) -> object:
+        seconds, value = best_of(repeat, fn)
+        totals[key] += seconds
+        return value
+
+    def match(module, ruleset):
+        # a fresh import table each time: the matcher counts uses on its bindings
+        matcher = Matcher(module, collect_imports(module), ruleset, job.target, flags)
+        module.visit(matcher)
+        return matcher
+
+    def one(path: Path) -> None:
+        text = path.read_text(encoding="utf-8")
+        ruleset = job.ruleset_for(path.relative_to(settings.root).as_posix())
+        timed("analyze() total", lambda: analyze(text, str(path), job, ruleset))
+        module = timed("parse_module", lambda: cst.parse_module(text))
+        timed("collect_imports", lambda: collect_imports(module))
+        matcher = timed("collect_imports + Matcher visit", lambda: match(module, ruleset))
+        nodes = [h.node for h in matcher.hits]
+        timed("node_spans (positions)", lambda: node_spans(module, nodes))
+        edits = [h for h in matcher.hits if h.edit is not None]
+        timed("fix replacements", lambda: [_replacement(module, h) for h in edits])
+        timed("reference: no-op CSTVisitor visit", lambda: module.visit(cst.CSTVisitor()))
+        timed("reference: full codegen (module.code)", lambda: module.code)
+
+    for path in passing:
+        one(path)
+    parse = totals["parse_module"]
+    return {
+        key: {"seconds": value, "x_parse": value / parse if parse else None}
+        for key, value in totals.items()
+    }
 
 
 def profile_one(path: Path, settings: Settings, top: int) -> str:
@@ -667,6 +826,14 @@ def profile_one(path: Path, settings: Settings, top: int) -> str:
 # ---- output ---------------------------------------------------------------------------------
 
 
+def _x(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.2f}x"
+
+
+def _us(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.1f} us"
+
+
 def table(f: dict) -> str:
     s, lps, r = f["seconds"], f["lines_per_second"], f["ratios"]
     p = f["params"]
@@ -678,6 +845,7 @@ def table(f: dict) -> str:
     )
     m = f["machine"]
     add(f"python {m['python']}, libcst {m['libcst']}, {m['cpus']} CPUs, {m['platform']}")
+    add(f"load average before {f['load_average_before']}, after {f['load_average_after']}")
     add("")
     add(f"  files total                   {f['files_total']:>9,}")
     add(
@@ -692,59 +860,75 @@ def table(f: dict) -> str:
         + " ".join(f"{k}:{v}" for k, v in f["findings_by_code"].items())
     )
     add("")
-    add(f"  {'measurement':<44}{'seconds':>9}{'lines/s':>12}")
+    add(f"  {'measurement':<47}{'wall s':>8}{'cpu s':>8}{'lines/s':>10}")
     rows = [
-        (
-            "prefilter alone, all files (read + regex)",
-            s["prefilter_all_files"],
-            lps["prefilter_all_files"],
-        ),
-        (
-            "bare libcst.parse_module, files needing parse",
-            s["bare_libcst_parse"],
-            lps["bare_libcst_parse"],
-        ),
-        ("ast.parse, files needing parse (reference)", s["ast_parse"], lps["ast_parse"]),
-        ("engine check, whole tree, jobs=1", s["engine_serial"], lps["engine_serial"]),
-        (
-            "engine check, files needing parse, jobs=1",
-            s["engine_serial_parse_files_only"],
-            lps["engine_serial_parse_files_only"],
-        ),
-        (
-            f"engine check, whole tree, pool ({r['pool_jobs']} jobs)",
-            s["engine_pool"],
-            lps["engine_pool"],
-        ),
-        ("engine check, clean files only, jobs=1", s["engine_serial_clean_files_only"], None),
+        ("prefilter_all_files", "prefilter alone, all files (read + regex)"),
+        ("bare_libcst_parse", "bare libcst.parse_module, files needing parse"),
+        ("ast_parse", "ast.parse, files needing parse (reference)"),
+        ("engine_serial", "engine check, whole tree, jobs=1"),
+        ("engine_serial_parse_files_only", "engine check, files needing parse, jobs=1"),
+        ("engine_pool", f"engine check, whole tree, pool ({r['pool_jobs']} jobs)"),
+        ("engine_serial_clean_files_only", "engine check, clean files only, jobs=1"),
     ]
-    for label, secs, rate in rows:
-        rate_text = f"{rate:>12,.0f}" if rate is not None else f"{'':>12}"
-        add(f"  {label:<44}{secs:>9.3f}{rate_text}")
-    add("  (lines/s counts the lines parsed, except for the prefilter: all lines)")
+    cpu = f["cpu_seconds"]
+    for key, label in rows:
+        rate = lps.get(key)
+        rate_text = f"{rate:>10,.0f}" if rate is not None else f"{'':>10}"
+        cpu_text = f"{cpu[key]:>8.3f}" if key in cpu else f"{'-':>8}"
+        add(f"  {label:<47}{s[key]:>8.3f}{cpu_text}{rate_text}")
+    add("  (lines/s: lines parsed / wall s, for the prefilter all lines; cpu s: this process only)")
     add("")
     goal = f["goal_engine_over_parse"]
     ratio = r["engine_serial_over_bare_libcst"]
     verdict = "within" if ratio is not None and ratio <= goal else "OVER"
-    add(
-        f"  engine serial / bare libcst parse          {ratio:>7.2f}x   ({verdict} the <= {goal}x goal)"
-    )
-    add(
-        f"    same, engine on files needing parse only {r['engine_serial_parse_files_only_over_bare_libcst']:>7.2f}x"
-    )
-    add(f"  bare libcst parse / ast.parse              {r['bare_libcst_over_ast']:>7.2f}x")
-    if r["prefilter_us_per_clean_file"] is not None:
-        add(
-            f"  prefilter cost per clean file              {r['prefilter_us_per_clean_file']:>7.1f} us"
-        )
-        add(
-            f"  engine cost per clean file (whole run)     {r['engine_us_per_clean_file']:>7.1f} us"
-        )
-    add(f"  pool speedup ({r['pool_jobs']} jobs)                     {r['pool_speedup']:>7.2f}x")
+    pool = "" if r["pool_used"] else f"; fewer than {POOL_THRESHOLD} files: the run stays serial"
+    lines = [
+        (
+            "engine serial / bare libcst parse",
+            _x(ratio),
+            "(no file needs parsing)" if ratio is None else f"({verdict} the <= {goal}x goal)",
+        ),
+        ("  same, in CPU time", _x(r["engine_serial_over_bare_libcst_cpu"]), ""),
+        (
+            "  same, engine on files needing parse only",
+            _x(r["engine_serial_parse_files_only_over_bare_libcst"]),
+            "",
+        ),
+        ("bare libcst parse / ast.parse", _x(r["bare_libcst_over_ast"]), ""),
+        ("prefilter cost per clean file", _us(r["prefilter_us_per_clean_file"]), "(read + regex)"),
+        (
+            "  of which the regex",
+            _us(r["prefilter_regex_us_per_clean_file"]),
+            "(on bytes in memory)",
+        ),
+        (
+            "engine cost per clean file",
+            _us(r["engine_us_per_clean_file"]),
+            "(discover + read + prefilter + result)",
+        ),
+        (
+            f"pool speedup ({r['pool_jobs']} jobs)",
+            _x(r["pool_speedup"]),
+            f"(engine serial / pool{pool})",
+        ),
+    ]
+    for label, value, note in lines:
+        add(f"  {label:<44}{value:>10}   {note}".rstrip())
     if not f["pool_results_match_serial"]:
         add("  WARNING: the pool's findings differ from the serial run's")
     if f["internal_errors"]:
         add(f"  WARNING: {f['internal_errors']} files ended in an internal error")
+    if "phases" in f:
+        add("")
+        ph = f["phases"]
+        if "error" in ph:
+            add(f"  phases unavailable: {ph['error']}")
+        else:
+            add(
+                f"  {'analyze() phases, files needing parse (best of each)':<56}{'seconds':>9}{'x parse':>9}"
+            )
+            for key, value in ph.items():
+                add(f"  {key:<56}{value['seconds']:>9.3f}{value['x_parse']:>8.2f}x")
     if "profile" in f:
         add("")
         add(f["profile"].rstrip())
@@ -768,6 +952,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--keep", type=Path, metavar="DIR", help="write the tree here and keep it")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    parser.add_argument(
+        "--phases",
+        action="store_true",
+        help="also time each step of pipeline.analyze separately (reaches into engine internals)",
+    )
     parser.add_argument(
         "--profile",
         type=int,
