@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from neuron_migrate.actions import edits as actions
+from neuron_migrate.engine.errors import RuleError
 from neuron_migrate.engine.matcher import Edit, Hit
 from neuron_migrate.engine.noqa import suppresses
 from neuron_migrate.engine.ruleset import matches_name
@@ -70,6 +71,8 @@ class _Applier(cst.CSTTransformer):
                 self.applied.append(edit)
             except actions.Decline as exc:
                 self.declined.append((edit, str(exc)))
+            except Exception as exc:  # noqa: BLE001 - named after the rule that asked for it
+                raise RuleError(edit.rule, exc) from exc
         if isinstance(original, (cst.IndentedBlock, cst.Module)):
             return self._block(original, updated)
         if isinstance(original, cst.SimpleStatementSuite):
@@ -89,6 +92,8 @@ class _Applier(cst.CSTTransformer):
             except actions.Decline as exc:
                 self.declined.append((edit, str(exc)))
                 continue
+            except Exception as exc:  # noqa: BLE001 - named after the rule that asked for it
+                raise RuleError(edit.rule, exc) from exc
             if isinstance(result, list):
                 return result
         return None if result is node else result

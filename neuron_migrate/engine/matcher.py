@@ -13,6 +13,7 @@ import libcst as cst
 
 from neuron_migrate.actions.catalog import STATEMENT_ACTIONS
 from neuron_migrate.engine import conditions
+from neuron_migrate.engine.errors import RuleError
 from neuron_migrate.engine.ruleset import Entry, RuleSet, name_match
 from neuron_migrate.engine.scopes import Binding, ImportTable, Scope, dotted_name
 from neuron_migrate.packs import Pattern, Rule
@@ -33,6 +34,8 @@ class Edit:
     action: str
     params: dict[str, Any]
     variables: dict[str, str]
+    # the rule that asked for it (to name it if the edit fails)
+    rule: str = "?"
 
     @property
     def statement_level(self) -> bool:
@@ -288,7 +291,7 @@ class Matcher(cst.CSTVisitor):
         if pattern.action is not None:
             target = owner if pattern.action in STATEMENT_ACTIONS else node
             if target is not None:
-                edit = Edit(target, pattern.action, pattern.params, variables)
+                edit = Edit(target, pattern.action, pattern.params, variables, entry.rule.code)
         stack = tuple(self._statements) if statements is None else statements
         hit = Hit(entry.rule, pattern, node, variables, edit, stack)
         self.hits.append(hit)
@@ -321,7 +324,18 @@ class Matcher(cst.CSTVisitor):
             return False
         if pattern.requires_import and not self.imports_module(pattern.requires_import):
             return False
-        return pattern.when is None or conditions.CHECKS[pattern.when](self, node)
+        if pattern.when is None:
+            return True
+        try:
+            return conditions.CHECKS[pattern.when](self, node)
+        except Exception as exc:  # noqa: BLE001 - attributed to the rule by the caller
+            raise RuleError(self._rule_of(pattern), exc) from exc
+
+    def _rule_of(self, pattern: Pattern) -> str:
+        for rule in self.rules.rules:
+            if pattern in rule.patterns:
+                return rule.code
+        return "?"
 
     def _best(self, entries: list[Entry], node: cst.CSTNode, context: str) -> list[Entry]:
         """Per rule, its first passing pattern; of those, only the most specific names."""
@@ -673,13 +687,16 @@ class Matcher(cst.CSTVisitor):
                     Hit(entry.rule, manual, found.call, variables, None, found.statements)
                 )
                 continue
-            main = Edit(found.call, "replace-expression", {"template": "{loader}"}, variables)
+            code = entry.rule.code
+            main = Edit(found.call, "replace-expression", {"template": "{loader}"}, variables, code)
             extras = []
             statements = set(found.statements)
             for loop, stack, names in found.loops:
                 moved = ", ".join(f"{n}.to({variables['device_expr']})" for n in names.split(", "))
                 transfer = f"{names} = {moved}"
-                extras.append(Edit(loop, "prepend-to-body", {"template": transfer}, variables))
+                extras.append(
+                    Edit(loop, "prepend-to-body", {"template": transfer}, variables, code)
+                )
                 statements.update(stack)
             self.hits.append(
                 Hit(
@@ -756,7 +773,7 @@ class Matcher(cst.CSTVisitor):
                 edit = None
                 if pattern.action is not None:
                     params = {**pattern.params, "names": [b.name for b in bindings]}
-                    edit = Edit(statement, pattern.action, params, variables)
+                    edit = Edit(statement, pattern.action, params, variables, entry.rule.code)
                 self.hits.append(Hit(entry.rule, pattern, alias, variables, edit, ()))
                 break
 
@@ -771,7 +788,13 @@ class Matcher(cst.CSTVisitor):
                     edit = None
                     if entry.pattern.action is not None:
                         params = {**entry.pattern.params, "names": [binding.name]}
-                        edit = Edit(binding.statement, entry.pattern.action, params, variables)
+                        edit = Edit(
+                            binding.statement,
+                            entry.pattern.action,
+                            params,
+                            variables,
+                            entry.rule.code,
+                        )
                     self.hits.append(
                         Hit(entry.rule, entry.pattern, binding.alias, variables, edit, ())
                     )

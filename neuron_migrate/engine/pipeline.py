@@ -11,6 +11,7 @@ from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from neuron_migrate.engine.errors import RuleError
 from neuron_migrate.engine.ruleset import RuleSet
 from neuron_migrate.model import FileResult, Finding, Fix, Safety, Severity, Span
 from neuron_migrate.packs import Rule
@@ -171,6 +172,8 @@ def _replacement(module, hit) -> str | None:
         return module.code_for_node(new)
     except actions.Decline:
         return None
+    except Exception as exc:  # noqa: BLE001 - named after the rule that asked for it
+        raise RuleError(edit.rule, exc) from exc
 
 
 def analyze(text: str, path: str, job: Job, ruleset: RuleSet) -> Analysis:
@@ -264,14 +267,36 @@ def fix_text(
 
 def check_source(text: str, path: str, job: Job, relative: str | None = None) -> FileResult:
     """Check (and with fix/diff options, fix) source text. No file I/O."""
-    import libcst as cst
-
-    from neuron_migrate.engine.fixer import FixError
-
     ruleset = job.ruleset_for(relative if relative is not None else path)
     result = FileResult(path=path, original_source=text)
     if not ruleset.wants(text.encode("utf-8", "surrogatepass")):
         return result
+    failed: list[str] = []
+    while True:
+        try:
+            return _check_source(text, path, job, relative, ruleset, result)
+        except RuleError as exc:
+            # one rule failed on this file: report it, and run the others without it
+            failed.append(f"rule {exc.code} failed ({exc})")
+            rules = tuple(r for r in ruleset.rules if r.code != exc.code)
+            if len(rules) == len(ruleset.rules):
+                raise
+            ruleset = RuleSet.build(rules, universe=job.universe)
+            result.error = (
+                "internal error: "
+                + "; ".join(failed)
+                + "; the other rules still ran on this file; please report it with this file"
+            )
+            result.fixed_source = None
+
+
+def _check_source(
+    text: str, path: str, job: Job, relative: str | None, ruleset: RuleSet, result: FileResult
+) -> FileResult:
+    import libcst as cst
+
+    from neuron_migrate.engine.fixer import FixError
+
     try:
         if job.options.rewrites:
             new_text, fixed, analysis = fix_text(text, path, job, ruleset, relative or path)
