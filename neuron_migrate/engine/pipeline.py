@@ -113,7 +113,8 @@ def write_atomic(path: Path, data: bytes, expected: bytes) -> None:
     """Write via a temporary file in the same folder and os.replace, keeping the file mode.
     Refuses when the file changed on disk since it was read."""
     stat = path.stat()
-    if not os.access(path, os.W_OK):
+    # the mode bits say what the owner meant, even for root (who may write anything)
+    if not stat.st_mode & 0o222 or not os.access(path, os.W_OK):
         raise OSError("file is read-only; not fixed")
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".nm-tmp")
     try:
