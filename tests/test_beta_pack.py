@@ -237,7 +237,7 @@ def test_float64_fix_is_unsafe_and_skips_comparisons():
         import torch
         x = torch.zeros(2, dtype=torch.float32)
         same = x.dtype == torch.float64
-        y = x.double()
+        y = x.float()
         """
     )
 

@@ -392,7 +392,9 @@ class Matcher(cst.CSTVisitor):
     def _method(self, node: cst.Call, method: str, context: str, owner) -> None:
         best = self._best(self.rules.methods[method], node, context)
         for entry in best:
-            self._hit(entry, node, self._variables(node), owner)
+            variables = self._variables(node)
+            variables["receiver"] = self.code(node.func.value)  # `x` of `x.double()`
+            self._hit(entry, node, variables, owner)
 
     def _keywords(self, node: cst.Call, qname: str | None) -> None:
         for arg in node.args:

@@ -28,7 +28,7 @@ class RunningNorm(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         if self.training:
-            stats = x.detach().double()
+            stats = x.detach().float()
             batch_mean = stats.mean(dim=(0, 1))
             batch_var = stats.var(dim=(0, 1), unbiased=False)
             self.mean.lerp_(batch_mean, self.momentum)
@@ -108,7 +108,7 @@ def train(steps: int, frame: int, device: torch.device) -> float:
         sparse_opt.step()
         if step % 10 == 0:
             print(f"step {step} loss {loss.item():.4f}")
-    return float(loss.double().item())
+    return float(loss.float().item())
 
 
 def main() -> None:
