@@ -55,6 +55,13 @@ class _Applier(cst.CSTTransformer):
         super().__init__()
         self._inserted_pass: set[int] = set()
 
+    # no visit_Node_field methods here: skip LibCST's per-field dispatch lookups
+    def on_visit_attribute(self, node: cst.CSTNode, attribute: str) -> None:
+        pass
+
+    def on_leave_attribute(self, original_node: cst.CSTNode, attribute: str) -> None:
+        pass
+
     def on_visit(self, node: cst.CSTNode) -> bool:
         return not (
             self.dirty is not None
@@ -212,6 +219,12 @@ class _LoadedNames(cst.CSTVisitor):
         super().__init__()
         self.names: set[str] = set()
         self._skip: set[int] = set()
+
+    def on_visit_attribute(self, node: cst.CSTNode, attribute: str) -> None:
+        pass
+
+    def on_leave_attribute(self, original_node: cst.CSTNode, attribute: str) -> None:
+        pass
 
     def visit_Import(self, node: cst.Import) -> bool:
         return False
