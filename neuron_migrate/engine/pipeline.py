@@ -266,11 +266,14 @@ def fix_text(
     return text, fixed, analysis
 
 
-def check_source(text: str, path: str, job: Job, relative: str | None = None) -> FileResult:
-    """Check (and with fix/diff options, fix) source text. No file I/O."""
+def check_source(
+    text: str, path: str, job: Job, relative: str | None = None, prefiltered: bool = False
+) -> FileResult:
+    """Check (and with fix/diff options, fix) source text. No file I/O. `prefiltered`: the
+    caller already ran the byte prefilter on this text."""
     ruleset = job.ruleset_for(relative if relative is not None else path)
     result = FileResult(path=path, original_source=text)
-    if not ruleset.wants(text.encode("utf-8", "surrogatepass")):
+    if not prefiltered and not ruleset.wants(text.encode("utf-8", "surrogatepass")):
         return result
     failed: list[str] = []
     while True:
@@ -369,7 +372,7 @@ def check_path(path: Path, display: str, relative: str, job: Job) -> FileResult:
     except DecodeProblem as exc:
         return FileResult(display, findings=[problem(display, str(exc))])
     try:
-        result = check_source(decoded.text, display, job, relative)
+        result = check_source(decoded.text, display, job, relative, prefiltered=True)
         if cache is not None and result.error is None:
             cache.put(relative, data, result.findings)
     except VerifyError as exc:
