@@ -369,13 +369,25 @@ def add_imports(module: cst.Module, needed: list[str]) -> cst.Module:
     """Add the `import x` statements the fixes need, once, unless the module binds them."""
     table = collect_imports(module)
     bound = {b.name: b.qname for b in table.bindings if b.scope is table.module}
+    # only an import in the block at the top is sure to run before the code the fixes wrote;
+    # a later or nested `import torch` gets a twin at the top (importing twice is harmless)
+    top = set()
+    for stmt in module.body:
+        if isinstance(stmt, cst.SimpleStatementLine) and isinstance(
+            stmt.body[0], (cst.Import, cst.ImportFrom)
+        ):
+            top.add(id(stmt))
+        elif not (isinstance(stmt, cst.SimpleStatementLine) and isinstance(stmt.body[0], cst.Expr)):
+            break
+    early = {b.name for b in table.bindings if b.scope is table.module and id(b.line) in top}
     for statement in dict.fromkeys(needed):
         name, qname = _binding_of(statement)
-        if bound.get(name) == qname:
+        if bound.get(name) == qname and name in early:
             continue
-        if name in bound:
+        if name in bound and bound[name] != qname:
             raise FixError(f"the fix needs `{statement}` but `{name}` is already {bound[name]}")
         bound[name] = qname
+        early.add(name)
         line = cst.parse_statement(statement + "\n")
         merged = _merge_from_import(module, line)
         if merged is not None:
