@@ -58,6 +58,24 @@ def _name_trigger(name: str, kind: str) -> bytes:
     return re.escape(_literal(word)).encode()
 
 
+def _distinctive(names: tuple[str, ...]) -> bool:
+    """Names whose package is rare enough to be the trigger (`optimum.neuron.*`), so that a
+    keyword rule on them need not list every keyword."""
+    return bool(names) and all(n.split(".")[0] not in COMMON_ROOTS for n in names)
+
+
+_META = re.compile(rb"[\\.^$*+?()\[\]{}|]")
+
+
+def _minimal(triggers: set[bytes]) -> set[bytes]:
+    """Drop a literal trigger that contains another one (`torch_xla` when `xla` is there): the
+    regex does the same work with fewer alternatives."""
+    literals = {t for t in triggers if not _META.search(t)}
+    return {
+        t for t in triggers if t not in literals or not any(o != t and o in t for o in literals)
+    }
+
+
 def _glob(name: str) -> re.Pattern[str]:
     """`*` matches within one segment (and is captured: {glob1}, ...); a `**.` segment matches
     any number of segments (`optimum.neuron.**.NeuronTrainer` is the class wherever it lives)."""
@@ -106,15 +124,16 @@ class RuleSet:
                     triggers.update(t.encode() for t in pattern.triggers)
                     continue
                 triggers.update(KIND_TRIGGERS.get(pattern.kind, []))
-                if pattern.kind == "keyword":
+                if pattern.kind == "keyword" and not _distinctive(pattern.names):
                     triggers.update(re.escape(k).encode() for k in pattern.keywords)
                 else:
-                    triggers.update(_name_trigger(n, pattern.kind) for n in pattern.names)
+                    kind = "call" if pattern.kind == "keyword" else pattern.kind
+                    triggers.update(_name_trigger(n, kind) for n in pattern.names)
         # most specific first
         rs.call_patterns.sort(key=lambda e: -len(e.name))
         rs.reference_patterns.sort(key=lambda e: -len(e.name))
         if triggers:
-            rs.prefilter = re.compile(b"|".join(sorted(triggers)))
+            rs.prefilter = re.compile(b"|".join(sorted(_minimal(triggers))))
         return rs
 
     def _add(self, rule: Rule, pattern: Pattern) -> None:
