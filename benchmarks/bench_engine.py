@@ -626,10 +626,18 @@ def measure(args: argparse.Namespace, root: Path) -> dict:
         ("prefilter_regex_clean_files", regex_only, 5),
         ("bare_libcst_parse", bare_libcst, 1),
         ("ast_parse", bare_ast, 1),
-        ("engine_serial", lambda: run([root], settings, options, jobs=1), 1),
-        ("engine_serial_parse_files_only", lambda: run(passing, settings, options, jobs=1), 1),
-        ("engine_serial_clean_files_only", lambda: run(clean, settings, options, jobs=1), 1),
-        ("engine_pool", lambda: run([root], settings, options, jobs=None), 1),
+        ("engine_serial", lambda: run([root], settings, options, jobs=1, cache=False), 1),
+        (
+            "engine_serial_parse_files_only",
+            lambda: run(passing, settings, options, jobs=1, cache=False),
+            1,
+        ),
+        (
+            "engine_serial_clean_files_only",
+            lambda: run(clean, settings, options, jobs=1, cache=False),
+            1,
+        ),
+        ("engine_pool", lambda: run([root], settings, options, jobs=None, cache=False), 1),
     ]
     seconds = dict.fromkeys((key for key, _, _ in plan), float("inf"))
     # CPU time of this process (not of the pool's workers): less sensitive to other load
