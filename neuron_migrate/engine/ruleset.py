@@ -26,7 +26,8 @@ PYTHON_KINDS = frozenset(
 
 # what each kind of match needs to see in the bytes before a parse is worth it
 KIND_TRIGGERS = {
-    "device-string": [rb"xla"],
+    # the string literal "xla" or "xla:N": a quote right before it
+    "device-string": [rb"[\"']xla[\"':]"],
 }
 # packages imported by nearly every file of an ML repo: a poor trigger on their own
 COMMON_ROOTS = {"torch", "os", "numpy", "transformers"}
@@ -48,14 +49,30 @@ def _literal(name: str) -> str:
     return max(parts, key=len)
 
 
-def _name_trigger(name: str, kind: str) -> bytes:
-    """Any file that uses a qualified name imports its package, so the package name appears in
-    the bytes; so does the last segment (`from torch import compile`). Take the rarer one."""
-    if kind in ("method", "keyword", "env-write"):
-        return re.escape(_literal(name)).encode()
+def _name_trigger(name: str, kind: str) -> tuple[bytes | None, bytes | None]:
+    """(a literal trigger, or a word that must follow a `.` or stand in an import line).
+
+    Any file that uses a qualified name imports its package, so the package name is in the
+    bytes: that is the trigger. For a package that every file imports (torch), the name's last
+    segment is used instead, and it can only be written after a dot (`torch.fft`, `x.double()`)
+    or in the import that binds it (`from torch import fft`)."""
+    if kind in ("keyword", "env-write"):
+        return re.escape(_literal(name)).encode(), None
+    if kind == "method":
+        return None, re.escape(_literal(name)).encode()
     segments = [s for s in name.split(".") if s and s != "*"]
-    word = segments[-1] if segments[0] in COMMON_ROOTS else segments[0]
-    return re.escape(_literal(word)).encode()
+    if segments[0] in COMMON_ROOTS:
+        return None, re.escape(_literal(segments[-1])).encode()
+    return re.escape(_literal(segments[0])).encode(), None
+
+
+def _word_triggers(words: set[bytes]) -> set[bytes]:
+    group = b"(?:" + b"|".join(sorted(words)) + b")"
+    return {
+        rb"\." + group,
+        rb"import[^\n]*\b" + group,
+        rb"import\s*\([^)]*\b" + group,
+    }
 
 
 def _distinctive(names: tuple[str, ...]) -> bool:
@@ -115,6 +132,7 @@ class RuleSet:
         if universe is not None and universe != rules:
             rs.universe = cls.build(universe)
         triggers: set[bytes] = set()
+        words: set[bytes] = set()
         for rule in rules:
             for pattern in rule.patterns:
                 if pattern.kind not in PYTHON_KINDS:
@@ -123,15 +141,24 @@ class RuleSet:
                 if pattern.triggers:
                     triggers.update(t.encode() for t in pattern.triggers)
                     continue
-                triggers.update(KIND_TRIGGERS.get(pattern.kind, []))
+                if pattern.kind in KIND_TRIGGERS:
+                    triggers.update(KIND_TRIGGERS[pattern.kind])
+                    continue
                 if pattern.kind == "keyword" and not _distinctive(pattern.names):
                     triggers.update(re.escape(k).encode() for k in pattern.keywords)
-                else:
-                    kind = "call" if pattern.kind == "keyword" else pattern.kind
-                    triggers.update(_name_trigger(n, kind) for n in pattern.names)
+                    continue
+                kind = "call" if pattern.kind == "keyword" else pattern.kind
+                for name in pattern.names:
+                    literal, word = _name_trigger(name, kind)
+                    if literal is not None:
+                        triggers.add(literal)
+                    if word is not None:
+                        words.add(word)
         # most specific first
         rs.call_patterns.sort(key=lambda e: -len(e.name))
         rs.reference_patterns.sort(key=lambda e: -len(e.name))
+        if words:
+            triggers |= _word_triggers(words)
         if triggers:
             rs.prefilter = re.compile(b"|".join(sorted(_minimal(triggers))))
         return rs

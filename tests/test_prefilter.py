@@ -1,0 +1,40 @@
+"""The byte prefilter only saves work: it never skips a file in which the engine finds something."""
+
+from __future__ import annotations
+
+import pytest
+
+from neuron_migrate.engine.pipeline import Job, Options, analyze
+from neuron_migrate.packs import load_rules
+from neuron_migrate.runner import enabled_rules
+from neuron_migrate.settings import Settings
+from tests.conftest import REPO
+
+SETTINGS = Settings(root=REPO)
+JOB = Job(enabled_rules(SETTINGS), SETTINGS, Options())
+RULESET = JOB.ruleset_for("x.py")
+
+
+def _sources():
+    for path in sorted((REPO / "examples").rglob("*.py")) + sorted(
+        (REPO / "tests" / "golden").rglob("*.py")
+    ):
+        yield pytest.param(path.read_text(encoding="utf-8"), id=path.relative_to(REPO).as_posix())
+    for rule in load_rules():
+        for i, example in enumerate(rule.examples):
+            if example.file.endswith(".py"):
+                yield pytest.param(example.before, id=f"{rule.code}-before{i + 1}")
+                if example.after:
+                    yield pytest.param(example.after, id=f"{rule.code}-after{i + 1}")
+        for i, snippet in enumerate(rule.ok):
+            yield pytest.param(snippet, id=f"{rule.code}-ok{i + 1}")
+
+
+@pytest.mark.parametrize("source", list(_sources()))
+def test_prefilter_never_hides_a_finding(source):
+    try:
+        findings = analyze(source, "a.py", JOB, RULESET).findings
+    except Exception:  # noqa: BLE001 - not Python (a shell example); nothing to compare
+        return
+    if findings:
+        assert RULESET.wants(source.encode()), [f.code for f in findings]
