@@ -20,9 +20,15 @@ class Discovered:
     problem: str | None = None
 
 
+def resolve(path: Path) -> Path:
+    """The absolute path with links resolved, as far as they go: a link loop or a dangling
+    link stays as it is (Path.resolve raises RuntimeError on a loop before Python 3.13)."""
+    return Path(os.path.realpath(path))
+
+
 def _relative(path: Path, root: Path) -> str:
     try:
-        return path.resolve().relative_to(root).as_posix()
+        return resolve(path).relative_to(root).as_posix()
     except ValueError:
         return path.as_posix()
 
@@ -79,7 +85,7 @@ def is_excluded(path: Path, settings: Settings) -> bool:
     .gitignore)? For --force-exclude, where pre-commit names files explicitly."""
     if _excluded(path, settings):
         return True
-    resolved = path.resolve()
+    resolved = resolve(path)
     try:
         parts = resolved.relative_to(settings.root).parts[:-1]
     except ValueError:
@@ -104,20 +110,20 @@ def discover(
         elif force_exclude and is_excluded(given, settings):
             continue
         else:
-            key = given.resolve()
+            key = resolve(given)
             if key not in seen:
                 seen.add(key)
                 yield Discovered(given)
 
 
 def _walk(top: Path, settings: Settings, seen: set[Path]) -> Iterator[Discovered]:
-    ignores = _Ignores(top.resolve())
+    ignores = _Ignores(resolve(top))
     stack = [top]
     while stack:
         folder = stack.pop()
         spec = _gitignore(folder) if folder != top else None
         if spec is not None:
-            ignores.specs.append((folder.resolve(), spec))
+            ignores.specs.append((resolve(folder), spec))
         try:
             entries = sorted(os.scandir(folder), key=lambda e: e.name)
         except OSError as exc:
@@ -130,14 +136,14 @@ def _walk(top: Path, settings: Settings, seen: set[Path]) -> Iterator[Discovered
                 is_dir = entry.is_dir()
             except OSError:
                 is_dir = False
-            if _excluded(path, settings) or ignores.ignored(path.resolve(), is_dir):
+            if _excluded(path, settings) or ignores.ignored(resolve(path), is_dir):
                 continue
             if is_dir:
                 if entry.is_symlink():
                     continue  # never follow folder links: loops and trees outside the project
                 subfolders.append(path)
             elif kind_of(entry.name) is not None:
-                key = path.resolve()
+                key = resolve(path)
                 if key not in seen:
                     seen.add(key)
                     yield Discovered(path)

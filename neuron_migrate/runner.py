@@ -10,7 +10,7 @@ from pathlib import Path
 from neuron_migrate import filekinds
 from neuron_migrate.cache import Cache
 from neuron_migrate.engine.pipeline import Job, Options, problem
-from neuron_migrate.files import discover
+from neuron_migrate.files import discover, resolve
 from neuron_migrate.model import FileResult, Finding
 from neuron_migrate.packs import Rule, load_rules
 from neuron_migrate.settings import Settings, select_rules
@@ -49,7 +49,7 @@ def _display(path: Path) -> str:
 
 def _relative(path: Path, root: Path) -> str:
     try:
-        return path.resolve().relative_to(root).as_posix()
+        return resolve(path).relative_to(root).as_posix()
     except ValueError:
         return path.as_posix()
 
