@@ -19,6 +19,7 @@ from neuron_migrate.report.text import summary as text_summary
 from neuron_migrate.settings import ConfigError, Settings, load_settings
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+EXIT_INTERRUPTED = 130  # the shell's code for SIGINT
 
 
 def _codes(value: str | None) -> tuple[str, ...] | None:
@@ -179,6 +180,12 @@ def check(
                     progress=bar,
                     cache=not no_cache,
                 )
+            except KeyboardInterrupt:
+                # every file written so far was replaced whole (write_atomic); the rest are as
+                # they were
+                bar.close()
+                click.echo("neuron-migrate: interrupted; files not reached are unchanged", err=True)
+                sys.exit(EXIT_INTERRUPTED)
             finally:
                 bar.close()
         all_rules = load_rules(settings.packs)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import io
 import os
+import re
 import tempfile
 import tokenize
 from contextlib import suppress
@@ -177,6 +178,30 @@ def _replacement(module, hit) -> str | None:
         raise RuleError(edit.rule, exc) from exc
 
 
+_BRACKETS = re.compile(r"[()\[\]{}]")
+_OPERATOR_CHAIN = re.compile(r"(?:[-+~]\s*){1000}|(?:\bnot\s+){1000}")
+# CPython itself refuses more than 200 nested brackets; LibCST's native parser crashes the
+# process (it does not raise) somewhere above a thousand, so deeper code never reaches it
+MAX_BRACKET_DEPTH = 200
+
+
+def nesting_problem(text: str) -> str | None:
+    """Why this text is too deeply nested to hand to the parser, or None."""
+    depth = deepest = 0
+    for found in _BRACKETS.finditer(text):
+        if found.group() in "([{":
+            depth += 1
+            if depth > deepest:
+                deepest = depth
+                if deepest > MAX_BRACKET_DEPTH:
+                    return f"too deeply nested to parse (more than {MAX_BRACKET_DEPTH} levels of brackets)"
+        elif depth:
+            depth -= 1
+    if _OPERATOR_CHAIN.search(text):
+        return "too deeply nested to parse (a chain of more than 1000 unary operators)"
+    return None
+
+
 def analyze(text: str, path: str, job: Job, ruleset: RuleSet) -> Analysis:
     import libcst as cst
 
@@ -185,6 +210,9 @@ def analyze(text: str, path: str, job: Job, ruleset: RuleSet) -> Analysis:
     from neuron_migrate.engine.positions import node_spans
     from neuron_migrate.engine.scopes import collect_imports
 
+    too_deep = nesting_problem(text)
+    if too_deep is not None:
+        raise RecursionError(too_deep)
     module = cst.parse_module(text)
     table = collect_imports(module)
     matcher = Matcher(module, table, ruleset, job.target, {"compile": job.settings.compile})
@@ -319,8 +347,9 @@ def _check_source(
                 Span(exc.raw_line, exc.raw_column + 1, exc.raw_line, exc.raw_column + 1),
             )
         ]
-    except RecursionError:
-        result.findings = [problem(path, "too deeply nested to parse")]
+    except RecursionError as exc:
+        reason = str(exc) if str(exc).startswith("too deeply") else "too deeply nested to parse"
+        result.findings = [problem(path, reason)]
     except FixError as exc:
         result.error = f"not fixed: {exc}"
         result.findings = analyze(text, path, job, ruleset).findings
