@@ -64,6 +64,7 @@ PATTERN_KEYS = {
     "values",  # kind keyword: the keyword's value is one of these (code)
     "requires-import",  # the file imports one of these modules (or a module below them)
     "unused",  # kinds import: the names the import binds are used nowhere else
+    "first-arg",  # the call's first argument resolves to this qualified name (xm.REDUCE_SUM)
 } | {key for params in ACTION_PARAMS.values() for key in params}
 RULE_KEYS = {
     "code",
@@ -103,6 +104,7 @@ class Pattern:
     values: tuple[str, ...] = ()
     requires_import: tuple[str, ...] = ()
     unused: bool | None = None
+    first_arg: str | None = None
     params: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
 
 
@@ -249,6 +251,7 @@ def _pattern(path: Path, where: str, data: Any) -> Pattern:
         values=_str_list(path, where, data, "values"),
         requires_import=_str_list(path, where, data, "requires-import"),
         unused=_bool(path, where, data, "unused"),
+        first_arg=_str(path, where, data, "first-arg", required=False),
         params=params,
     )
 

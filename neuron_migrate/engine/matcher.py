@@ -319,6 +319,13 @@ class Matcher(cst.CSTVisitor):
                 return False
             if pattern.args == "one" and len(node.args) != 1:
                 return False
+            if pattern.first_arg is not None:
+                first = node.args[0].value if node.args and node.args[0].keyword is None else None
+                if (
+                    not isinstance(first, (cst.Name, cst.Attribute))
+                    or self.resolve(first) != pattern.first_arg
+                ):
+                    return False
             if pattern.keywords or pattern.no_keywords or pattern.keyword_values:
                 given = {a.keyword.value: a for a in node.args if a.keyword is not None}
                 if pattern.keywords and not any(k in given for k in pattern.keywords):
