@@ -390,7 +390,7 @@ def check_notebook_source(text: str, path: str, job, relative: str | None = None
 
 def check_notebook_path(path: Path, display: str, relative: str, job) -> FileResult:
     """Read a notebook, check it, and with --fix write the changed cells back atomically."""
-    from neuron_migrate.engine.pipeline import VerifyError, problem, write_atomic
+    from neuron_migrate.engine.pipeline import guarded, problem, write_fixed
 
     try:
         data = path.read_bytes()
@@ -405,23 +405,9 @@ def check_notebook_path(path: Path, display: str, relative: str, job) -> FileRes
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         return FileResult(display, findings=[problem(display, f"cannot decode as utf-8: {exc}")])
-    try:
-        result = check_notebook_source(text, display, job, relative)
-    except VerifyError as exc:
-        return FileResult(display, error=f"internal error: {exc}; the file was left alone")
-    except Exception as exc:  # noqa: BLE001 - one file's failure must not stop the run
-        return FileResult(
-            display,
-            error=f"internal error: {type(exc).__name__}: {exc} (please report it with this file)",
-        )
-    if result.fixed_source is not None and job.options.fix:
-        try:
-            new = result.fixed_source.encode("utf-8")
-            write_atomic(path, (b"\xef\xbb\xbf" if bom else b"") + new, data)
-            result.written = True
-        except OSError as exc:
-            result.error = f"not fixed: {exc.strerror or exc}"
-    return result
+    result = guarded(display, lambda: check_notebook_source(text, display, job, relative))
+    prefix = b"\xef\xbb\xbf" if bom else b""
+    return write_fixed(path, result, job, data, lambda new: prefix + new.encode("utf-8"))
 
 
 # ---- diffs and line look-ups ----------------------------------------------------------------

@@ -378,6 +378,30 @@ def _verify(old: str, new: str) -> None:
         raise VerifyError(f"fixed code does not parse: {exc.msg}") from None
 
 
+def guarded(display: str, check) -> FileResult:
+    """Run one file's checker; an unexpected failure becomes that file's error, never the run's."""
+    try:
+        return check()
+    except VerifyError as exc:
+        return FileResult(display, error=f"internal error: {exc}; the file was left alone")
+    except Exception as exc:  # noqa: BLE001 - one file's failure must not stop the run
+        return FileResult(
+            display,
+            error=f"internal error: {type(exc).__name__}: {exc} (please report it with this file)",
+        )
+
+
+def write_fixed(path: Path, result: FileResult, job: Job, data: bytes, encode) -> FileResult:
+    """With --fix, write the fixed text (`encode` turns it into the file's bytes) atomically."""
+    if result.fixed_source is not None and job.options.fix:
+        try:
+            write_atomic(path, encode(result.fixed_source), data)
+            result.written = True
+        except (OSError, UnicodeEncodeError) as exc:
+            result.error = f"not fixed: {getattr(exc, 'strerror', None) or exc}"
+    return result
+
+
 def check_path(path: Path, display: str, relative: str, job: Job) -> FileResult:
     """Read a file, check it, and with --fix write it back atomically."""
     try:
@@ -400,22 +424,12 @@ def check_path(path: Path, display: str, relative: str, job: Job) -> FileResult:
         decoded = decode(data)
     except DecodeProblem as exc:
         return FileResult(display, findings=[problem(display, str(exc))])
-    try:
+
+    def check() -> FileResult:
         result = check_source(decoded.text, display, job, relative, prefiltered=True)
         if cache is not None and result.error is None:
             cache.put(relative, data, result.findings)
-    except VerifyError as exc:
-        result = FileResult(display, error=f"internal error: {exc}; the file was left alone")
         return result
-    except Exception as exc:  # noqa: BLE001 - one file's failure must not stop the run
-        return FileResult(
-            display,
-            error=f"internal error: {type(exc).__name__}: {exc} (please report it with this file)",
-        )
-    if result.fixed_source is not None and job.options.fix:
-        try:
-            write_atomic(path, result.fixed_source.encode(decoded.encoding), data)
-            result.written = True
-        except (OSError, UnicodeEncodeError) as exc:
-            result.error = f"not fixed: {getattr(exc, 'strerror', None) or exc}"
-    return result
+
+    result = guarded(display, check)
+    return write_fixed(path, result, job, data, lambda text: text.encode(decoded.encoding))

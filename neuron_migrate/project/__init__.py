@@ -169,13 +169,7 @@ def check_project_source(text: str, path: str, job, relative: str | None = None)
 
 def check_project_path(path: Path, display: str, relative: str, job) -> FileResult:
     """Read a project file, check it, and with --fix write it back atomically."""
-    from neuron_migrate.engine.pipeline import (
-        DecodeProblem,
-        VerifyError,
-        decode,
-        problem,
-        write_atomic,
-    )
+    from neuron_migrate.engine.pipeline import DecodeProblem, decode, guarded, problem, write_fixed
 
     try:
         data = path.read_bytes()
@@ -194,19 +188,5 @@ def check_project_path(path: Path, display: str, relative: str, job) -> FileResu
         decoded = decode(data)
     except DecodeProblem as exc:
         return FileResult(display, findings=[problem(display, str(exc))])
-    try:
-        result = check_project_source(decoded.text, display, job, relative)
-    except VerifyError as exc:
-        return FileResult(display, error=f"internal error: {exc}; the file was left alone")
-    except Exception as exc:  # noqa: BLE001 - one file's failure must not stop the run
-        return FileResult(
-            display,
-            error=f"internal error: {type(exc).__name__}: {exc} (please report it with this file)",
-        )
-    if result.fixed_source is not None and job.options.fix:
-        try:
-            write_atomic(path, result.fixed_source.encode(decoded.encoding), data)
-            result.written = True
-        except (OSError, UnicodeEncodeError) as exc:
-            result.error = f"not fixed: {getattr(exc, 'strerror', None) or exc}"
-    return result
+    result = guarded(display, lambda: check_project_source(decoded.text, display, job, relative))
+    return write_fixed(path, result, job, data, lambda text: text.encode(decoded.encoding))
