@@ -429,34 +429,6 @@ def _read_before_bound(tree: ast.Module, name: str) -> bool:
     return any(walk(stmt) for stmt in tree.body)
 
 
-def _late_import(tree: ast.Module, name: str) -> bool:
-    """Is `name` imported at module scope below (in source order) module-level code, even
-    inside a block? (the input shape of the open engine bug, see the xfail test)"""
-    seen_code = False
-
-    def walk(statements) -> bool:
-        nonlocal seen_code
-        for stmt in statements:
-            if isinstance(stmt, (ast.Import, ast.ImportFrom)):
-                if seen_code and name in _import_bindings(stmt):
-                    return True
-            elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                seen_code = True
-            elif isinstance(stmt, ast.Try):
-                parts = [stmt.body, *(h.body for h in stmt.handlers), stmt.orelse, stmt.finalbody]
-                if any(walk(part) for part in parts):
-                    return True
-            elif isinstance(stmt, (ast.If, ast.For, ast.While, ast.With)):
-                seen_code = True
-                if walk(stmt.body) or walk(stmt.orelse if hasattr(stmt, "orelse") else []):
-                    return True
-            elif not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant)):
-                seen_code = True
-        return False
-
-    return walk(tree.body)
-
-
 @settings(max_examples=40, **CONFIG)
 @given(modules(), options)
 def test_fix_keeps_the_names_the_code_reads_bound(source, opts):
@@ -470,20 +442,15 @@ def test_fix_keeps_the_names_the_code_reads_bound(source, opts):
         f"{unbound} read but no longer imported:\n{source}\n->\n{result.fixed_source}"
     )
     # the `import torch` a fix needs comes before the module-level code that uses it (when
-    # the input itself read no imported name before its import). KNOWN ENGINE BUG: an
-    # `import torch` the file already has below module-level code is taken as good enough
-    # (test_added_torch_use_above_a_late_import_torch); that one input shape is left out
-    # here until the engine is fixed, then drop the `_late_import` line.
+    # the input itself read no imported name before its import)
     if any(_read_before_bound(before, n) for n in _import_bindings(before) | {"torch"}):
-        return
-    if _late_import(before, "torch"):
         return
     assert not _read_before_bound(after, "torch"), (
         f"`torch` read before it is imported:\n{source}\n->\n{result.fixed_source}"
     )
 
 
-# ---- engine bugs found by the properties and by probing: xfail while open, then regressions
+# ---- engine bugs found by the properties and by probing (fixed now): regression cases -----
 
 
 def _fixed(source: str, **opts) -> str:
@@ -495,9 +462,7 @@ def _fixed(source: str, **opts) -> str:
 @pytest.mark.parametrize(
     "source",
     [
-        # today: 'device = torch.device("neuron")\nimport torch\n'
         "import torch_xla.core.xla_model as xm\ndevice = xm.xla_device()\nimport torch\n",
-        # today: 'if cond:\n    device = torch.device("neuron")\n    try:\n        import torch\n...'
         "import torch_xla.core.xla_model as xm\n"
         "if cond:\n"
         "    device = xm.xla_device()\n"
@@ -509,6 +474,8 @@ def _fixed(source: str, **opts) -> str:
     ids=["below", "below-in-a-block"],
 )
 def test_added_torch_use_above_a_late_import_torch(source):
+    # a regression case (the engine once took an `import torch` below the rewritten line as
+    # good enough, and the fixed file raised NameError at import)
     assert not _read_before_bound(ast.parse(_fixed(source)), "torch")
 
 

@@ -8,6 +8,7 @@ import os
 import re
 import tempfile
 import tokenize
+import warnings
 from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -181,12 +182,46 @@ def _replacement(module, hit) -> str | None:
 _BRACKETS = re.compile(r"[()\[\]{}]")
 _OPERATOR_CHAIN = re.compile(r"(?:[-+~]\s*){1000}|(?:\bnot\s+){1000}")
 # CPython itself refuses more than 200 nested brackets; LibCST's native parser crashes the
-# process (it does not raise) somewhere above a thousand, so deeper code never reaches it
+# process (it does not raise) somewhere above a thousand levels of any nesting (brackets,
+# `a + a + ...`, `a.b.c...`, `f()()...`, `x if c else ...`), and takes minutes well before
+# that, so deeper code never reaches it. (LibCST's own visitors give up near 300 anyway.)
 MAX_BRACKET_DEPTH = 200
+MAX_DEPTH = 1000
+TOO_DEEP = "too deeply nested to parse"
+# a node on one line spanning fewer characters than this is not deep enough to matter
+_SHORT = 200
 
 
-def nesting_problem(text: str) -> str | None:
-    """Why this text is too deeply nested to hand to the parser, or None."""
+def _ast_parse(text: str) -> ast.AST:
+    with warnings.catch_warnings():
+        # SyntaxWarning for "\d" and the like (Python 3.12+): the user's business, not ours
+        warnings.simplefilter("ignore")
+        return ast.parse(text)
+
+
+def _tree_depth_problem(tree: ast.AST) -> str | None:
+    """Is the tree deeper than MAX_DEPTH? Subtrees too short to be deep are not entered, so
+    this costs a small part of the parse."""
+    stack = [(tree, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            return f"{TOO_DEEP} (more than {MAX_DEPTH} levels)"
+        for child in ast.iter_child_nodes(node):
+            end = getattr(child, "end_col_offset", None)
+            if (
+                end is not None
+                and child.lineno == child.end_lineno
+                and end - child.col_offset < _SHORT
+            ):
+                continue
+            stack.append((child, depth + 1))
+    return None
+
+
+def _text_nesting_problem(text: str) -> str | None:
+    """The same question without a syntax tree (Python 2 code, or syntax newer than this
+    Python): brackets counted in the raw text, and long chains of unary operators."""
     depth = deepest = 0
     for found in _BRACKETS.finditer(text):
         if found.group() in "([{":
@@ -194,12 +229,30 @@ def nesting_problem(text: str) -> str | None:
             if depth > deepest:
                 deepest = depth
                 if deepest > MAX_BRACKET_DEPTH:
-                    return f"too deeply nested to parse (more than {MAX_BRACKET_DEPTH} levels of brackets)"
+                    return f"{TOO_DEEP} (more than {MAX_BRACKET_DEPTH} levels of brackets)"
         elif depth:
             depth -= 1
     if _OPERATOR_CHAIN.search(text):
-        return "too deeply nested to parse (a chain of more than 1000 unary operators)"
+        return f"{TOO_DEEP} (a chain of more than 1000 unary operators)"
     return None
+
+
+def nesting_problem(text: str) -> str | None:
+    """Why this text is too deeply nested to hand to the parser, or None. Python's own parser
+    (ten times faster than LibCST's) measures it when it takes the text."""
+    try:
+        tree = _ast_parse(text)
+    except (RecursionError, MemoryError):
+        return TOO_DEEP
+    except SyntaxError as exc:
+        if "too many nested parentheses" in str(exc.msg):
+            return f"{TOO_DEEP} (more than {MAX_BRACKET_DEPTH} levels of brackets)"
+        if "too complex" in str(exc.msg):
+            return TOO_DEEP
+        return _text_nesting_problem(text)
+    except ValueError:  # NUL bytes (decode() refuses them before this)
+        return _text_nesting_problem(text)
+    return _tree_depth_problem(tree)
 
 
 def analyze(text: str, path: str, job: Job, ruleset: RuleSet) -> Analysis:
@@ -348,7 +401,7 @@ def _check_source(
             )
         ]
     except RecursionError as exc:
-        reason = str(exc) if str(exc).startswith("too deeply") else "too deeply nested to parse"
+        reason = str(exc) if str(exc).startswith(TOO_DEEP) else TOO_DEEP
         result.findings = [problem(path, reason)]
     except FixError as exc:
         result.error = f"not fixed: {exc}"
@@ -369,12 +422,12 @@ def _verify(old: str, new: str) -> None:
     except cst.ParserSyntaxError as exc:
         raise VerifyError(f"fixed code does not parse: {exc.message}") from None
     try:
-        ast.parse(old)
-    except SyntaxError:
+        _ast_parse(old)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         return
     try:
-        ast.parse(new)
-    except SyntaxError as exc:
+        _ast_parse(new)
+    except (SyntaxError, RecursionError, MemoryError) as exc:
         raise VerifyError(f"fixed code does not parse: {exc.msg}") from None
 
 
