@@ -5,7 +5,7 @@ ordinary PyTorch code without any prefilter trigger), then measures, best of --r
 (round robin: every round runs every measurement once, so other load on a shared machine hits
 them alike):
 
-  1. the engine (`neuron_migrate.runner.run`, check only) over the tree, serially and with the
+  1. the engine (`neuron_migrate.api.run`, check only) over the tree, serially and with the
      default process pool;
   2. bare `libcst.parse_module` (read + decode + parse) over exactly the files that pass the
      byte prefilter, serially;
@@ -36,10 +36,10 @@ from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
-from neuron_migrate.engine.pipeline import Options
+from neuron_migrate.api import POOL_THRESHOLD, enabled_rules, run
+from neuron_migrate.checkers.python import Options
+from neuron_migrate.config.settings import Settings
 from neuron_migrate.engine.ruleset import RuleSet
-from neuron_migrate.runner import POOL_THRESHOLD, enabled_rules, run
-from neuron_migrate.settings import Settings
 
 # ---- synthetic source -----------------------------------------------------------------------
 #
@@ -769,8 +769,8 @@ def phases(passing: list[Path], settings: Settings, repeat: int) -> dict:
     `repeat` per file, summed over the files needing parse. Reaches into engine internals."""
     import libcst as cst
 
+    from neuron_migrate.checkers.python import Job, _replacement, analyze
     from neuron_migrate.engine.matcher import Matcher
-    from neuron_migrate.engine.pipeline import Job, _replacement, analyze
     from neuron_migrate.engine.positions import node_spans
     from neuron_migrate.engine.scopes import collect_imports
 
@@ -814,7 +814,7 @@ def phases(passing: list[Path], settings: Settings, repeat: int) -> dict:
 
 def profile_one(path: Path, settings: Settings, top: int) -> str:
     """cProfile of one legacy file through `pipeline.analyze`, top entries by cumulative time."""
-    from neuron_migrate.engine.pipeline import Job, analyze
+    from neuron_migrate.checkers.python import Job, analyze
 
     job = Job(enabled_rules(settings), settings, Options())
     ruleset = job.ruleset_for(path.name)

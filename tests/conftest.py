@@ -5,11 +5,11 @@ from pathlib import Path
 
 import pytest
 
-from neuron_migrate import filekinds
-from neuron_migrate.engine.pipeline import Job, Options
-from neuron_migrate.packs import load_rules
-from neuron_migrate.runner import enabled_rules
-from neuron_migrate.settings import Settings
+from neuron_migrate.api import enabled_rules
+from neuron_migrate.checkers.python import Job, Options
+from neuron_migrate.config.settings import Settings
+from neuron_migrate.packs.loader import load_rules
+from neuron_migrate.workspace import filekinds
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from neuron_migrate.addnoqa import add_noqa_text
+from neuron_migrate.adoption.addnoqa import add_noqa_text
 from neuron_migrate.model import Finding, Severity, Span
 from tests.test_cli import LEGACY, invoke
 

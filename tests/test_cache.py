@@ -8,8 +8,8 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from neuron_migrate.cache import FOLDER
 from neuron_migrate.cli import main
+from neuron_migrate.workspace.cache import FOLDER
 
 LEGACY = "import torch_xla.core.xla_model as xm\nxm.mark_step()\n"
 

@@ -356,10 +356,10 @@ class _Terminal:
 
 
 def test_progress_bar_on_a_terminal_for_long_runs(tmp_path, monkeypatch):
-    from neuron_migrate import progress
-    from neuron_migrate.engine.pipeline import Options
-    from neuron_migrate.runner import run
-    from neuron_migrate.settings import Settings
+    from neuron_migrate.api import run
+    from neuron_migrate.checkers.python import Options
+    from neuron_migrate.cli import progress
+    from neuron_migrate.config.settings import Settings
 
     for i in range(5):
         (tmp_path / f"f{i}.py").write_text(LEGACY)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from neuron_migrate.filekinds import kind_of
+from neuron_migrate.workspace.filekinds import kind_of
 from tests.conftest import REPO, run_code
 
 EXAMPLES = REPO / "examples"

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 from click.testing import CliRunner
 
-from neuron_migrate.actions import edits
 from neuron_migrate.cli import main
-from neuron_migrate.engine import conditions
+from neuron_migrate.engine import conditions, edits
 
 SOURCE = (
     "import torch\n"

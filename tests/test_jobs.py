@@ -6,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from neuron_migrate.runner import POOL_THRESHOLD
+from neuron_migrate.api import POOL_THRESHOLD
 
 
 def _tree(root: Path, n: int) -> None:

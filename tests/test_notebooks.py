@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from neuron_migrate import notebooks
+from neuron_migrate.checkers import notebook as notebook_checker
 from tests.conftest import run_code
 from tests.test_cli import invoke
 
@@ -98,10 +98,10 @@ def test_fix_changes_only_the_code_cells_sources(nb_path):
     assert result.exit_code == 0, result.output
     after = nb_path.read_text(encoding="utf-8")
     old, new = json.loads(before), json.loads(after)
-    assert notebooks._source_text(new["cells"][2]["source"]) == (
+    assert notebook_checker._source_text(new["cells"][2]["source"]) == (
         'device = torch.device("neuron")\nfor i in range(3):\n    %time x = torch.ones(2).to(device)'
     )
-    cell2 = notebooks._source_text(new["cells"][1]["source"])
+    cell2 = notebook_checker._source_text(new["cells"][1]["source"])
     assert "torch_xla" not in cell2 and cell2.startswith(
         "%matplotlib inline\n!pip install -q foo\n"
     )
@@ -114,8 +114,8 @@ def test_fix_changes_only_the_code_cells_sources(nb_path):
     # byte-for-byte outside the changed sources: re-encoding the fixed notebook the way
     # Jupyter does gives the same bytes, and so does putting the old sources back
     assert after == json.dumps(new, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
-    spans_old = notebooks.source_spans(before)
-    spans_new = notebooks.source_spans(after)
+    spans_old = notebook_checker.source_spans(before)
+    spans_new = notebook_checker.source_spans(after)
     assert before[: spans_old[1][0]] == after[: spans_new[1][0]]
     assert before[spans_old[4][1] :] == after[spans_new[4][1] :]
     # idempotent
@@ -210,5 +210,5 @@ def test_notebook_on_stdin(nb_path):
 
 def test_json_line_of(nb_path):
     raw = nb_path.read_text(encoding="utf-8")
-    line = notebooks.json_line_of(raw, 3, 1)
+    line = notebook_checker.json_line_of(raw, 3, 1)
     assert '"device = xm.xla_device()\\n"' in raw.splitlines()[line - 1]

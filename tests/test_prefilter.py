@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from neuron_migrate.engine.pipeline import Job, Options, analyze
-from neuron_migrate.packs import load_rules
-from neuron_migrate.runner import enabled_rules
-from neuron_migrate.settings import Settings
+from neuron_migrate.api import enabled_rules
+from neuron_migrate.checkers.python import Job, Options, analyze
+from neuron_migrate.config.settings import Settings
+from neuron_migrate.packs.loader import load_rules
 from tests.conftest import REPO
 
 SETTINGS = Settings(root=REPO)

@@ -6,12 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from neuron_migrate import filekinds
-from neuron_migrate.engine.pipeline import Job, Options
-from neuron_migrate.packs import load_rules
-from neuron_migrate.project import facts
-from neuron_migrate.runner import enabled_rules, run
-from neuron_migrate.settings import Settings
+from neuron_migrate.api import enabled_rules, run
+from neuron_migrate.checkers.project import facts
+from neuron_migrate.checkers.python import Job, Options
+from neuron_migrate.config.settings import Settings
+from neuron_migrate.packs.loader import load_rules
+from neuron_migrate.workspace import filekinds
 from tests.conftest import REPO, codes, fixed, run_code
 
 

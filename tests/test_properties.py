@@ -18,7 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from neuron_migrate.packs import load_rules
+from neuron_migrate.packs.loader import load_rules
 from tests.conftest import run_code
 
 # ---- the snippet pool -----------------------------------------------------------------------

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from neuron_migrate import docs
-from neuron_migrate.packs import load_rules
+from neuron_migrate.packs import docs
+from neuron_migrate.packs.loader import load_rules
 from tests.conftest import REPO
 
 

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from neuron_migrate.checkers import python as pipeline
 from neuron_migrate.cli import main
-from neuron_migrate.engine import pipeline
 
 LEGACY = "import torch_xla.core.xla_model as xm\n\ndef step():\n    xm.mark_step()\n    return 1\n"
 

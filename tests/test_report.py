@@ -12,8 +12,8 @@ from html.parser import HTMLParser
 import pytest
 
 from neuron_migrate.model import FileResult, Finding, Fix, Safety, Severity, Span
-from neuron_migrate.readiness import measure
 from neuron_migrate.report import csv_format, html, markdown
+from neuron_migrate.report.readiness import measure
 from tests.test_cli import LEGACY, invoke
 
 

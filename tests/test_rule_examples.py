@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from neuron_migrate.packs import load_rules
+from neuron_migrate.packs.loader import load_rules
 from tests.conftest import run_code
 
 RULES = load_rules()

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from neuron_migrate.gitdiff import parse_diff
+from neuron_migrate.adoption.since import parse_diff
 from tests.test_cli import LEGACY, invoke
 
 

@@ -53,7 +53,11 @@ def test_wheel_installs_and_lists_every_rule(tmp_path: Path, all_rules):
     for rule in all_rules:
         assert rule.code in out.stdout
     where = subprocess.run(
-        [str(python), "-c", "import neuron_migrate.packs as p; print(p.builtin_rules_dir())"],
+        [
+            str(python),
+            "-c",
+            "import neuron_migrate.packs.loader as p; print(p.builtin_rules_dir())",
+        ],
         capture_output=True,
         text=True,
         cwd=tmp_path,

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from neuron_migrate.actions import edits as actions
+from neuron_migrate.engine import edits as actions
 from neuron_migrate.engine.errors import RuleError
 from neuron_migrate.engine.matcher import Edit, Hit
 from neuron_migrate.engine.noqa import suppresses

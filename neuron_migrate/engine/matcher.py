@@ -11,13 +11,13 @@ from typing import Any
 
 import libcst as cst
 
-from neuron_migrate.actions.catalog import STATEMENT_ACTIONS
+from neuron_migrate.config.settings import Target
 from neuron_migrate.engine import conditions
 from neuron_migrate.engine.errors import RuleError
 from neuron_migrate.engine.ruleset import Entry, RuleSet, name_match
 from neuron_migrate.engine.scopes import Binding, ImportTable, Scope, dotted_name
-from neuron_migrate.packs import Pattern, Rule
-from neuron_migrate.settings import Target
+from neuron_migrate.packs.loader import Pattern, Rule
+from neuron_migrate.packs.vocabulary import STATEMENT_ACTIONS
 
 DEVICE_KEYWORDS = {"device", "device_type"}
 _STRING_RE = re.compile(

@@ -6,7 +6,7 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from neuron_migrate.packs import Pattern, Rule
+from neuron_migrate.packs.loader import Pattern, Rule
 
 # the kinds of match this engine reads in Python code; packs may hold others (project files)
 PYTHON_KINDS = frozenset(

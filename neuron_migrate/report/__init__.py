@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from neuron_migrate.model import FileResult, Finding
-from neuron_migrate.packs import Rule
+from neuron_migrate.packs.loader import Rule
 
 HUMAN_FORMATS = ("text", "full", "concise")
 MACHINE_FORMATS = ("json", "json-lines", "github", "junit", "sarif")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import csv
 import io
 
-from neuron_migrate.readiness import Readiness
+from neuron_migrate.report.readiness import Readiness
 
 COLUMNS = [
     "section",

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from html import escape
 
-from neuron_migrate.readiness import Readiness, Row
+from neuron_migrate.report.readiness import Readiness, Row
 
 _COLOURS = {"safe": "#2e7d32", "unsafe": "#f9a825", "manual": "#c62828"}
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from neuron_migrate.readiness import Readiness, Row
+from neuron_migrate.report.readiness import Readiness, Row
 
 
 def _cell(text: str) -> str:

@@ -17,7 +17,7 @@ from urllib.parse import quote
 
 from neuron_migrate import __version__
 from neuron_migrate.model import Finding, Severity
-from neuron_migrate.packs import Rule
+from neuron_migrate.packs.loader import Rule
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 INFORMATION_URI = "https://github.com/neuron-migrate/neuron-migrate"
@@ -93,7 +93,7 @@ def _uri(path: str) -> str:
 
 
 def _short(rule: Rule) -> str:
-    from neuron_migrate import docs
+    from neuron_migrate.packs import docs
 
     try:
         return docs.generic_message(rule)
@@ -102,7 +102,7 @@ def _short(rule: Rule) -> str:
 
 
 def _markdown(rule: Rule) -> str:
-    from neuron_migrate import docs
+    from neuron_migrate.packs import docs
 
     try:
         return docs.explain(rule)
@@ -228,8 +228,8 @@ def render(
 def compute_fixes(files, settings) -> dict[str, tuple[str, str]]:
     """path -> (current text, text with every safe and unsafe fix applied), for the files with
     a fixable finding. Nothing is written."""
-    from neuron_migrate.engine.pipeline import Options
-    from neuron_migrate.runner import run_source
+    from neuron_migrate.api import run_source
+    from neuron_migrate.checkers.python import Options
 
     options = Options(diff=True, unsafe_fixes=True)
     out: dict[str, tuple[str, str]] = {}

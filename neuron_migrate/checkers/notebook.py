@@ -357,7 +357,7 @@ def _load(text: str) -> dict:
 def check_notebook_source(text: str, path: str, job, relative: str | None = None) -> FileResult:
     """Check (and with fix/diff options, fix) a notebook's JSON text. No file I/O; the fixed
     notebook's JSON text is `fixed_source`."""
-    from neuron_migrate.engine.pipeline import check_source, problem
+    from neuron_migrate.checkers.python import check_source, problem
 
     result = FileResult(path=path, original_source=text)
     try:
@@ -390,7 +390,7 @@ def check_notebook_source(text: str, path: str, job, relative: str | None = None
 
 def check_notebook_path(path: Path, display: str, relative: str, job) -> FileResult:
     """Read a notebook, check it, and with --fix write the changed cells back atomically."""
-    from neuron_migrate.engine.pipeline import guarded, problem, write_fixed
+    from neuron_migrate.checkers.python import guarded, problem, write_fixed
 
     try:
         data = path.read_bytes()

@@ -8,9 +8,9 @@ import re
 
 from packaging.requirements import Requirement
 
-from neuron_migrate.project import configs, deps, facts
-from neuron_migrate.project.core import Hit, Lines, ProjectParseError
-from neuron_migrate.tomlread import tomllib
+from neuron_migrate.checkers.project import configs, deps, facts
+from neuron_migrate.checkers.project.core import Hit, Lines, ProjectParseError
+from neuron_migrate.config.tomlread import tomllib
 
 TRIGGER = re.compile(rb"(?i)torch|neuron|xla|trn1|inf1|inf2")
 _HEADER = re.compile(r"^\s*\[\[?\s*([^\]]+?)\s*\]\]?\s*(#.*)?$")

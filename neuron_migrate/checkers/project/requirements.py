@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 
-from neuron_migrate.project import deps
-from neuron_migrate.project.core import Hit, Lines, TextEdit, apply_edits
+from neuron_migrate.checkers.project import deps
+from neuron_migrate.checkers.project.core import Hit, Lines, TextEdit, apply_edits
 
 # pip: a comment starts at `#` at the start of a line or after whitespace
 _COMMENT = re.compile(r"(^|\s)#.*$")

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import re
 
-from neuron_migrate.project import facts
-from neuron_migrate.project.core import Hit, Lines
+from neuron_migrate.checkers.project import facts
+from neuron_migrate.checkers.project.core import Hit, Lines
 
 TRIGGER = re.compile(rb"trn1|inf1|inf2")
 # a neuron-migrate rule pack (like rules/project.toml) quotes legacy files in its examples

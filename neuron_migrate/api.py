@@ -7,13 +7,13 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from neuron_migrate import filekinds
-from neuron_migrate.cache import Cache
-from neuron_migrate.engine.pipeline import Job, Options, problem
-from neuron_migrate.files import discover, resolve
+from neuron_migrate.checkers.python import Job, Options, problem
+from neuron_migrate.config.settings import Settings, select_rules
 from neuron_migrate.model import FileResult, Finding
-from neuron_migrate.packs import Rule, load_rules
-from neuron_migrate.settings import Settings, select_rules
+from neuron_migrate.packs.loader import Rule, load_rules
+from neuron_migrate.workspace import filekinds
+from neuron_migrate.workspace.cache import Cache
+from neuron_migrate.workspace.discovery import discover, resolve
 
 # below this many files a process pool costs more than it saves
 POOL_THRESHOLD = 64
@@ -85,7 +85,7 @@ def run(
     cache: bool = True,
 ) -> RunResult:
     """Check the files under `paths`. `progress`, when given, gets `start(total)` once the
-    files are known and `advance()` after each file (see neuron_migrate.progress)."""
+    files are known and `advance()` after each file (see neuron_migrate.cli.progress)."""
     rules = enabled_rules(settings)
     store = (
         Cache.for_run(settings.root, rules, settings.fingerprint(), settings.packs)

@@ -47,7 +47,7 @@ class Cache:
         cls, root: Path, rules: tuple, fingerprint: str, packs: tuple[str, ...] = ()
     ) -> Cache:
         """The cache of a run: its settings, its enabled rules and the text of every pack."""
-        from neuron_migrate.packs import builtin_rules_dir
+        from neuron_migrate.packs.loader import builtin_rules_dir
 
         texts = []
         for pack in sorted(builtin_rules_dir().glob("*.toml")) + [Path(p) for p in packs]:

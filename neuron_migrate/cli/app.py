@@ -10,13 +10,13 @@ from pathlib import Path
 import click
 
 from neuron_migrate import __version__
-from neuron_migrate.baseline import BaselineError
-from neuron_migrate.engine.pipeline import Options
-from neuron_migrate.gitdiff import GitError
-from neuron_migrate.packs import PackError, load_rules
+from neuron_migrate.adoption.baseline import BaselineError
+from neuron_migrate.adoption.since import GitError
+from neuron_migrate.checkers.python import Options
+from neuron_migrate.config.settings import ConfigError, Settings, load_settings
+from neuron_migrate.packs.loader import PackError, load_rules
 from neuron_migrate.report import FORMATS, Context, is_machine, render
 from neuron_migrate.report.text import summary as text_summary
-from neuron_migrate.settings import ConfigError, Settings, load_settings
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 EXIT_INTERRUPTED = 130  # the shell's code for SIGINT
@@ -144,8 +144,8 @@ def check(
     quiet: bool,
 ) -> None:
     """Report (and with --fix rewrite) the code that must change for TorchNeuron."""
-    from neuron_migrate import progress
-    from neuron_migrate.runner import run
+    from neuron_migrate.api import run
+    from neuron_migrate.cli import progress
 
     path_list = list(paths) or [Path(".")]
     if stdin_filename is not None:
@@ -205,7 +205,7 @@ def check(
     if write_baseline is not None:
         sys.exit(EXIT_ERROR if internal else EXIT_CLEAN)
     if add_noqa:
-        from neuron_migrate.addnoqa import add_noqa as add
+        from neuron_migrate.adoption.addnoqa import add_noqa as add
 
         added, problems = add(findings)
         for line in problems:
@@ -285,10 +285,10 @@ def _sink(output: Path | None) -> _Sink:
 
 
 def _diff_text(file) -> str:
-    from neuron_migrate import filekinds
+    from neuron_migrate.workspace import filekinds
 
     if filekinds.kind_of(file.path) == "notebook":
-        from neuron_migrate.notebooks import cell_diff
+        from neuron_migrate.checkers.notebook import cell_diff
 
         return cell_diff(file.original_source, file.fixed_source, file.path)
     return "".join(
@@ -304,18 +304,19 @@ def _diff_text(file) -> str:
 def _gates(findings, since, baseline_file, write_baseline, quiet):
     """--since, then --write-baseline / --baseline: which findings the run reports."""
     if since is not None:
-        from neuron_migrate import gitdiff, notebooks
+        from neuron_migrate.adoption.since import changes_since, filter_findings
+        from neuron_migrate.checkers.notebook import json_line_of_finding
 
-        changes = gitdiff.changes_since(since, Path.cwd())
-        findings = gitdiff.filter_findings(findings, changes, notebooks.json_line_of_finding)
+        changes = changes_since(since, Path.cwd())
+        findings = filter_findings(findings, changes, json_line_of_finding)
     if write_baseline is not None:
-        from neuron_migrate import baseline
+        from neuron_migrate.adoption import baseline
 
         count = baseline.write(write_baseline, findings)
         click.echo(f"Wrote {count} finding(s) to the baseline {write_baseline}.", err=True)
         return findings
     if baseline_file is not None:
-        from neuron_migrate import baseline
+        from neuron_migrate.adoption import baseline
 
         findings, matched = baseline.new_findings(findings, baseline_file)
         if matched and not quiet:
@@ -326,10 +327,10 @@ def _gates(findings, since, baseline_file, write_baseline, quiet):
 def _run_stdin(name: str, settings: Settings, options: Options, force_exclude: bool):
     """Check the code on stdin as the file `name`; None when --force-exclude excludes it
     (with --fix the input is then passed through unchanged)."""
-    from neuron_migrate.engine.pipeline import DecodeProblem, decode, problem
-    from neuron_migrate.files import is_excluded
+    from neuron_migrate.api import RunResult, run_source
+    from neuron_migrate.checkers.python import DecodeProblem, decode, problem
     from neuron_migrate.model import FileResult
-    from neuron_migrate.runner import RunResult, run_source
+    from neuron_migrate.workspace.discovery import is_excluded
 
     data = sys.stdin.buffer.read()
     if force_exclude and is_excluded(Path(name), settings):
@@ -397,8 +398,7 @@ def report(
     jobs: int | None,
 ) -> None:
     """Migration readiness: what --fix / --unsafe-fixes resolve, per rule and file; blockers."""
-    from neuron_migrate import readiness
-    from neuron_migrate.report import csv_format, html, markdown
+    from neuron_migrate.report import csv_format, html, markdown, readiness
 
     path_list = list(paths) or [Path(".")]
     try:
@@ -432,7 +432,7 @@ def report(
 )
 def rules(output_format: str, config: Path | None) -> None:
     """List every rule: code, name, pack, severity and fix."""
-    from neuron_migrate import docs
+    from neuron_migrate.packs import docs
 
     try:
         settings = load_settings(config, Path.cwd())
@@ -452,7 +452,7 @@ def rules(output_format: str, config: Path | None) -> None:
 @click.argument("code")
 def explain(code: str) -> None:
     """Explain a rule: what it finds, why, an example, the fix and its safety, the source."""
-    from neuron_migrate import docs
+    from neuron_migrate.packs import docs
 
     try:
         all_rules = load_rules()
@@ -473,7 +473,7 @@ def explain(code: str) -> None:
 )
 def clean(config: Path | None) -> None:
     """Remove the cache (.neuron_migrate_cache/ at the project root)."""
-    from neuron_migrate import cache
+    from neuron_migrate.workspace import cache
 
     try:
         settings = load_settings(config, Path.cwd())

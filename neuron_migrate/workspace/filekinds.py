@@ -7,17 +7,17 @@ from pathlib import PurePath
 
 # kind -> "module:function" with the signature of engine.pipeline.check_path; imported lazily
 CHECKERS: dict[str, str] = {
-    "python": "neuron_migrate.engine.pipeline:check_path",
+    "python": "neuron_migrate.checkers.python:check_path",
     # requirements, pyproject.toml, setup.cfg, setup.py (Python checks included), shell
-    # launchers, Dockerfiles, YAML / JSON / TOML configs: neuron_migrate/project
-    "project": "neuron_migrate.project:check_project_path",
-    "notebook": "neuron_migrate.notebooks:check_notebook_path",
+    # launchers, Dockerfiles, YAML / JSON / TOML configs: neuron_migrate/checkers/project
+    "project": "neuron_migrate.checkers.project:check_project_path",
+    "notebook": "neuron_migrate.checkers.notebook:check_notebook_path",
 }
 # kind -> "module:function" with the signature of engine.pipeline.check_source (text in, no I/O)
 SOURCE_CHECKERS: dict[str, str] = {
-    "python": "neuron_migrate.engine.pipeline:check_source",
-    "project": "neuron_migrate.project:check_project_source",
-    "notebook": "neuron_migrate.notebooks:check_notebook_source",
+    "python": "neuron_migrate.checkers.python:check_source",
+    "project": "neuron_migrate.checkers.project:check_project_source",
+    "notebook": "neuron_migrate.checkers.notebook:check_notebook_source",
 }
 
 
@@ -34,7 +34,7 @@ def kind_of(path: PurePath | str) -> str | None:
 
 
 def _project_format(name: str) -> str | None:
-    from neuron_migrate.project import format_name
+    from neuron_migrate.checkers.project import format_name
 
     return format_name(name)
 

@@ -13,11 +13,11 @@ from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from neuron_migrate.config.settings import Settings, Target, ignored_codes_for
 from neuron_migrate.engine.errors import RuleError
 from neuron_migrate.engine.ruleset import RuleSet
 from neuron_migrate.model import FileResult, Finding, Fix, Safety, Severity, Span
-from neuron_migrate.packs import Rule
-from neuron_migrate.settings import Settings, Target, ignored_codes_for
+from neuron_migrate.packs.loader import Rule
 
 PARSE_ERROR = ("NM000", "parse-error")
 UNUSED_IMPORT_KIND = "unused-import"
@@ -42,7 +42,7 @@ class Job:
     rules: tuple[Rule, ...]
     settings: Settings
     options: Options
-    # check results of unchanged files (neuron_migrate.cache.Cache), None: read afresh
+    # check results of unchanged files (neuron_migrate.workspace.cache.Cache), None: read afresh
     cache: object | None = None
     _rulesets: dict[tuple[str, ...], RuleSet] = field(default_factory=dict, repr=False)
 
@@ -63,7 +63,7 @@ class Job:
     def universe(self) -> tuple[Rule, ...]:
         """Every rule of the loaded packs, enabled or not (a catch-all must not report what a
         disabled rule owns)."""
-        from neuron_migrate.packs import load_rules
+        from neuron_migrate.packs.loader import load_rules
 
         return load_rules(self.settings.packs)
 
@@ -154,7 +154,7 @@ def _replacement(module, hit) -> str | None:
     """The fixed text of the reported node, or None when the edit declines here."""
     import libcst as cst
 
-    from neuron_migrate.actions import edits as actions
+    from neuron_migrate.engine import edits as actions
 
     edit = hit.edit
     try:

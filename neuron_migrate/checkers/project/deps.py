@@ -15,9 +15,9 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
+from neuron_migrate.checkers.project import facts
+from neuron_migrate.checkers.project.core import Hit
 from neuron_migrate.model import Safety
-from neuron_migrate.project import facts
-from neuron_migrate.project.core import Hit
 
 
 @dataclass

@@ -10,9 +10,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from neuron_migrate.checkers.project import configs, deps, facts
+from neuron_migrate.checkers.project.core import Hit, Lines, TextEdit, apply_edits
 from neuron_migrate.model import Safety
-from neuron_migrate.project import configs, deps, facts
-from neuron_migrate.project.core import Hit, Lines, TextEdit, apply_edits
 
 TRIGGER = re.compile(
     rb"XLA_|PJRT_|NEURON_|neuron_parallel_compile|optimum-cli|xla|python|trn1|inf1|inf2|"

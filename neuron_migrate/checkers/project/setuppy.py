@@ -7,8 +7,8 @@ from __future__ import annotations
 import ast
 import re
 
-from neuron_migrate.project import deps
-from neuron_migrate.project.core import Hit, Lines, TextEdit, apply_edits
+from neuron_migrate.checkers.project import deps
+from neuron_migrate.checkers.project.core import Hit, Lines, TextEdit, apply_edits
 
 TRIGGER = re.compile(rb"(?i)torch|neuron|xla")
 

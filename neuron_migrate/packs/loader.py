@@ -12,9 +12,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from neuron_migrate.actions.catalog import ACTION_PARAMS
+from neuron_migrate.config.tomlread import tomllib
 from neuron_migrate.model import Safety, Severity
-from neuron_migrate.tomlread import tomllib
+from neuron_migrate.packs.vocabulary import ACTION_PARAMS
 
 MATCH_KINDS = {
     "call",  # a call of a qualified name
@@ -28,7 +28,7 @@ MATCH_KINDS = {
     "env-write",  # an environment variable set in code (`os.environ["XLA_USE_BF16"] = "1"`)
     "device-loader",  # a device loader consumed by a `for` loop (`pl.MpDeviceLoader`)
 } | {
-    # project files (neuron_migrate/project): their checker does the edit, so these kinds
+    # project files (neuron_migrate/checkers/project): their checker does the edit, so these kinds
     # take a `safety` without an `action`
     "requirement",  # a dependency pin in requirements, pyproject, setup.cfg, setup.py, pip install
     "python-requires",  # requires-python / python_requires / Poetry's python
@@ -379,9 +379,9 @@ def load_pack(path: Path) -> list[Rule]:
 
 def builtin_rules_dir() -> Path:
     """rules/ inside the installed package (wheel), else beside the package (source checkout)."""
-    here = Path(__file__).resolve().parent
+    here = Path(__file__).resolve().parents[1]  # the neuron_migrate package
     for candidate in (here / "rules", here.parent / "rules"):
-        if (candidate / "xla.toml").is_file():
+        if (candidate / "targets.toml").is_file():
             return candidate
     raise PackError(f"built-in rule packs not found next to {here}")
 

@@ -56,7 +56,14 @@ def format_name(path: PurePath | str) -> str | None:
 
 
 def _module(fmt: str):
-    from neuron_migrate.project import configs, pyproject, requirements, setupcfg, setuppy, shell
+    from neuron_migrate.checkers.project import (
+        configs,
+        pyproject,
+        requirements,
+        setupcfg,
+        setuppy,
+        shell,
+    )
 
     return {
         "requirements": requirements,
@@ -111,8 +118,8 @@ def _wanted(finding: Finding, options) -> bool:
 
 
 def _check_text(text: str, path: str, job, relative: str, fmt: str) -> FileResult:
-    from neuron_migrate.engine.pipeline import problem
-    from neuron_migrate.project.core import Lines, ProjectParseError
+    from neuron_migrate.checkers.project.core import Lines, ProjectParseError
+    from neuron_migrate.checkers.python import problem
 
     result = FileResult(path=path, original_source=text)
     rules = _enabled(job, relative)
@@ -150,7 +157,7 @@ def check_project_source(text: str, path: str, job, relative: str | None = None)
     fmt = format_name(path) or "configs"
     if fmt != "setuppy":
         return _check_text(text, path, job, relative, fmt)
-    from neuron_migrate.engine.pipeline import check_source
+    from neuron_migrate.checkers.python import check_source
 
     python = check_source(text, path, job, relative)
     if python.error or any(f.code == "NM000" for f in python.findings):
@@ -169,7 +176,7 @@ def check_project_source(text: str, path: str, job, relative: str | None = None)
 
 def check_project_path(path: Path, display: str, relative: str, job) -> FileResult:
     """Read a project file, check it, and with --fix write it back atomically."""
-    from neuron_migrate.engine.pipeline import DecodeProblem, decode, guarded, problem, write_fixed
+    from neuron_migrate.checkers.python import DecodeProblem, decode, guarded, problem, write_fixed
 
     try:
         data = path.read_bytes()

@@ -13,10 +13,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from neuron_migrate.engine.pipeline import Options
+from neuron_migrate.checkers.python import Options
+from neuron_migrate.config.settings import Settings
 from neuron_migrate.model import FileResult, Finding, Safety, Severity
-from neuron_migrate.packs import Rule, load_rules
-from neuron_migrate.settings import Settings
+from neuron_migrate.packs.loader import Rule, load_rules
 
 
 @dataclass
@@ -158,7 +158,7 @@ def measure(
 
 
 def build(paths: list[Path], settings: Settings, jobs: int | None = None) -> Readiness:
-    from neuron_migrate.runner import run
+    from neuron_migrate.api import run
 
     plain = run(paths, settings, Options(), jobs=jobs).files
     after_fix = run(paths, settings, Options(diff=True), jobs=jobs).files

@@ -14,8 +14,8 @@ import tokenize
 from collections import defaultdict
 from pathlib import Path
 
+from neuron_migrate.checkers.python import DecodeProblem, decode, write_atomic
 from neuron_migrate.engine.noqa import suppresses
-from neuron_migrate.engine.pipeline import DecodeProblem, decode, write_atomic
 from neuron_migrate.model import Finding
 
 _NOQA_CODES = re.compile(r"#\s*noqa:\s*(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*)", re.I)

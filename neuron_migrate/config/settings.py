@@ -8,8 +8,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from neuron_migrate.packs import Rule, builtin_rules_dir
-from neuron_migrate.tomlread import tomllib
+from neuron_migrate.config.tomlread import tomllib
+from neuron_migrate.packs.loader import Rule, builtin_rules_dir
 
 DEFAULT_EXCLUDES = (
     ".git",

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pathspec
 
-from neuron_migrate.filekinds import kind_of
-from neuron_migrate.settings import DEFAULT_EXCLUDES, Settings, path_matches
+from neuron_migrate.config.settings import DEFAULT_EXCLUDES, Settings, path_matches
+from neuron_migrate.workspace.filekinds import kind_of
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,1 @@
+"""Gates for adopting the tool on an existing repo: baseline, --add-noqa, --since."""

@@ -1,0 +1,1 @@
+"""One checker per file kind (Python, notebook, project files) over one shared shell."""

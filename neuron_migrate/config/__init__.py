@@ -1,0 +1,1 @@
+"""Settings from [tool.neuron-migrate] and the command line; targets; rule selection."""

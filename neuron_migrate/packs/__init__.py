@@ -1,0 +1,1 @@
+"""Rule packs: loading and validating rule files, the closed vocabulary, rule docs."""

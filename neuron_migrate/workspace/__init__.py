@@ -1,0 +1,1 @@
+"""The files of a run: discovery, file kinds, the cache."""
