@@ -78,6 +78,7 @@ RULE_KEYS = {
     "example",
     "ok",
 }
+PACK_FILE = "pack.toml"  # a pack folder's name and shared lists
 CODE_RE = re.compile(r"^NM[0-9]{3}$")
 NAME_RE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 
@@ -354,27 +355,59 @@ def _expand(value: Any, lists: dict[str, list[str]], path: Path) -> Any:
     return value
 
 
-def load_pack(path: Path) -> list[Rule]:
-    """Read one pack file. Raises PackError naming the file and the field."""
+def _read_toml(path: Path) -> dict[str, Any]:
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        return tomllib.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:
         raise PackError(f"{path}: cannot read: {exc.strerror or exc}") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise PackError(f"{path}: not valid TOML: {exc}") from None
+
+
+def _pack_header(path: Path, data: dict[str, Any]) -> tuple[str, dict[str, list[str]]]:
     pack = data.get("pack", {})
     if not isinstance(pack, dict) or not isinstance(pack.get("name"), str):
         raise _fail(path, "[pack]", "missing required field `name`")
-    rules = data.get("rule")
-    if not isinstance(rules, list) or not rules:
-        raise _fail(path, "[[rule]]", "a pack needs at least one rule")
     lists = data.get("lists", {})
     if not isinstance(lists, dict) or not all(
         isinstance(v, list) and all(isinstance(i, str) for i in v) for v in lists.values()
     ):
         raise _fail(path, "[lists]", "each entry must be a list of strings")
+    return pack["name"], lists
+
+
+def load_pack(path: Path) -> list[Rule]:
+    """Read one pack: a folder (`pack.toml` with `[pack]` and `[lists]`, then one file per
+    rule whose top-level keys are the rule's) or a single file with `[[rule]]` tables.
+    Raises PackError naming the file and the field."""
+    if path.is_dir():
+        return _load_pack_dir(path)
+    data = _read_toml(path)
+    name, lists = _pack_header(path, data)
+    rules = data.get("rule")
+    if not isinstance(rules, list) or not rules:
+        raise _fail(path, "[[rule]]", "a pack needs at least one rule")
     rules = [_expand(rule, lists, path) for rule in rules]
-    return [_rule(path, pack["name"], i, r) for i, r in enumerate(rules)]
+    return [_rule(path, name, i, r) for i, r in enumerate(rules)]
+
+
+def rule_files(folder: Path) -> list[Path]:
+    """The rule files of a pack folder, in code order."""
+    return sorted(p for p in folder.glob("*.toml") if p.name != PACK_FILE)
+
+
+def _load_pack_dir(folder: Path) -> list[Rule]:
+    header = folder / PACK_FILE
+    name, lists = _pack_header(header, _read_toml(header))
+    files = rule_files(folder)
+    if not files:
+        raise _fail(folder, "rules", "a pack needs at least one rule file")
+    return [_rule(f, name, 0, _expand(_read_toml(f), lists, f)) for f in files]
+
+
+def pack_sources(folder: Path) -> list[Path]:
+    """Every file of the built-in packs (their text keys the cache)."""
+    return sorted(p for p in folder.rglob("*") if p.suffix in (".toml", ".py") and p.is_file())
 
 
 def builtin_rules_dir() -> Path:
@@ -388,7 +421,7 @@ def builtin_rules_dir() -> Path:
 
 @lru_cache(maxsize=8)
 def _load_all(extra: tuple[str, ...]) -> tuple[Rule, ...]:
-    paths = sorted(p for p in builtin_rules_dir().glob("*.toml") if p.name != "targets.toml")
+    paths = sorted(p for p in builtin_rules_dir().iterdir() if (p / PACK_FILE).is_file())
     paths += [Path(p) for p in extra]
     rules: list[Rule] = []
     seen: dict[str, Path] = {}

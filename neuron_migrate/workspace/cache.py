@@ -47,10 +47,10 @@ class Cache:
         cls, root: Path, rules: tuple, fingerprint: str, packs: tuple[str, ...] = ()
     ) -> Cache:
         """The cache of a run: its settings, its enabled rules and the text of every pack."""
-        from neuron_migrate.packs.loader import builtin_rules_dir
+        from neuron_migrate.packs.loader import builtin_rules_dir, pack_sources
 
         texts = []
-        for pack in sorted(builtin_rules_dir().glob("*.toml")) + [Path(p) for p in packs]:
+        for pack in pack_sources(builtin_rules_dir()) + [Path(p) for p in packs]:
             try:
                 texts.append(pack.read_bytes())
             except OSError:

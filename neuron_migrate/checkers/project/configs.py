@@ -12,8 +12,9 @@ from neuron_migrate.checkers.project import facts
 from neuron_migrate.checkers.project.core import Hit, Lines
 
 TRIGGER = re.compile(rb"trn1|inf1|inf2")
-# a neuron-migrate rule pack (like rules/project.toml) quotes legacy files in its examples
-_RULE_PACK = re.compile(r"(?m)^\[pack\]\s*$")
+# a neuron-migrate rule file (one rule, or a pack of `[[rule]]`s) quotes legacy files in its
+# examples
+_RULE_FILE = re.compile(r"(?m)^(\[pack\]|\[\[match\]\]|\[\[rule\]\])\s*$")
 
 
 def instance_hits(lines: Lines) -> list[Hit]:
@@ -37,7 +38,7 @@ def instance_hits(lines: Lines) -> list[Hit]:
 
 
 def analyze(text: str) -> list[Hit]:
-    if _RULE_PACK.search(text) and "[[rule]]" in text:
+    if _RULE_FILE.search(text) and ("[[rule]]" in text or "[[match]]" in text):
         return []
     return instance_hits(Lines(text))
 
