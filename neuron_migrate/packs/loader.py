@@ -14,7 +14,7 @@ from typing import Any
 
 from neuron_migrate.config.tomlread import tomllib
 from neuron_migrate.model import Safety, Severity
-from neuron_migrate.packs.vocabulary import ACTION_PARAMS
+from neuron_migrate.packs.vocabulary import ACTION_PARAMS, PROJECT_ITEMS
 
 MATCH_KINDS = {
     "call",  # a call of a qualified name
@@ -27,15 +27,11 @@ MATCH_KINDS = {
     "keyword",  # a keyword argument passed to a call (`tensor_parallel_size=8`)
     "env-write",  # an environment variable set in code (`os.environ["XLA_USE_BF16"] = "1"`)
     "device-loader",  # a device loader consumed by a `for` loop (`pl.MpDeviceLoader`)
-} | {
-    # project files (neuron_migrate/checkers/project): their checker does the edit, so these kinds
-    # take a `safety` without an `action`
-    "requirement",  # a dependency pin in requirements, pyproject, setup.cfg, setup.py, pip install
-    "python-requires",  # requires-python / python_requires / Poetry's python
-    "launcher",  # a command or variable in a shell launcher or Dockerfile
-    "instance-type",  # an instance type in a config or script
+    # an item of a project file (requirements, pyproject, setup.cfg / setup.py, launchers,
+    # configs): `reads` names the item type (packs/vocabulary.py PROJECT_ITEMS); the project
+    # checker or the rule's module does the edit, so this kind takes a `safety` without `action`
+    "project",
 }
-PROJECT_KINDS = frozenset({"requirement", "python-requires", "launcher", "instance-type"})
 WHERE = {"any", "statement", "value", "with-item", "decorator"}
 ARGS = {"any", "none", "some", "one"}
 CONDITIONS = {
@@ -65,6 +61,8 @@ PATTERN_KEYS = {
     "requires-import",  # the file imports one of these modules (or a module below them)
     "unused",  # kinds import: the names the import binds are used nowhere else
     "first-arg",  # the call's first argument resolves to this qualified name (xm.REDUCE_SUM)
+    "reads",  # kind project: the item type the case reads (pin, python-requires, env, ...)
+    "case",  # kind project: the case's name, by which the rule's module reports under it
 } | {key for params in ACTION_PARAMS.values() for key in params}
 RULE_KEYS = {
     "code",
@@ -106,6 +104,8 @@ class Pattern:
     requires_import: tuple[str, ...] = ()
     unused: bool | None = None
     first_arg: str | None = None
+    reads: str | None = None
+    case: str | None = None
     params: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
 
 
@@ -133,6 +133,10 @@ class Rule:
     ok: tuple[str, ...]
     # the file each `ok` snippet is (its name picks the checker), beside `ok`
     ok_files: tuple[str, ...] = ()
+    # the TOML file the rule was read from: a code module beside it has the same stem
+    file: Path | None = field(default=None, compare=False)
+    # the pack's `[lists]`, for rule modules that read the pack's shared facts
+    lists: dict[str, tuple[str, ...]] = field(default_factory=dict, hash=False, compare=False)
 
     @property
     def fix_safety(self) -> str:
@@ -221,7 +225,7 @@ def _pattern(path: Path, where: str, data: Any) -> Pattern:
             if any(key in other for other in ACTION_PARAMS.values()):
                 raise _fail(path, where, f"field `{key}` does not go with action {action!r}")
         params = {key: data[key] for key in allowed if key in data}
-    elif safety is not None and kind not in PROJECT_KINDS:
+    elif safety is not None and kind != "project":
         raise _fail(path, where, "`safety` without an `action`")
     else:
         if safety is not None and safety not in ("safe", "unsafe"):
@@ -229,6 +233,14 @@ def _pattern(path: Path, where: str, data: Any) -> Pattern:
         for key in data:
             if any(key in other for other in ACTION_PARAMS.values()):
                 raise _fail(path, where, f"field `{key}` needs an `action`")
+    reads = _str(path, where, data, "reads", required=kind == "project")
+    case = _str(path, where, data, "case", required=False)
+    if kind == "project" and reads not in PROJECT_ITEMS:
+        raise _fail(path, where, f"`reads` must be one of {sorted(PROJECT_ITEMS)}, not {reads!r}")
+    if kind != "project" and (reads is not None or case is not None):
+        raise _fail(path, where, "`reads` and `case` go with kind 'project' only")
+    if case is not None and not NAME_RE.match(case):
+        raise _fail(path, where, "`case` must be kebab-case")
     triggers = _str_list(path, where, data, "triggers")
     for trigger in triggers:
         try:
@@ -253,6 +265,8 @@ def _pattern(path: Path, where: str, data: Any) -> Pattern:
         requires_import=_str_list(path, where, data, "requires-import"),
         unused=_bool(path, where, data, "unused"),
         first_arg=_str(path, where, data, "first-arg", required=False),
+        reads=reads,
+        case=case,
         params=params,
     )
 
@@ -280,7 +294,14 @@ def _ok(path: Path, where: str, data: dict) -> tuple[tuple[str, ...], tuple[str,
     return tuple(codes), tuple(files)
 
 
-def _rule(path: Path, pack: str, index: int, data: Any) -> Rule:
+def _rule(
+    path: Path,
+    pack: str,
+    index: int,
+    data: Any,
+    lists: dict[str, list[str]] | None = None,
+    own_file: bool = False,
+) -> Rule:
     where = f"rule #{index + 1}"
     if not isinstance(data, dict):
         raise _fail(path, where, "must be a table")
@@ -301,6 +322,9 @@ def _rule(path: Path, pack: str, index: int, data: Any) -> Rule:
     if not isinstance(matches, list) or not matches:
         raise _fail(path, where, "needs at least one [[rule.match]]")
     patterns = tuple(_pattern(path, f"{where}: match #{i + 1}", m) for i, m in enumerate(matches))
+    cases = [p.case for p in patterns if p.case is not None]
+    if len(cases) != len(set(cases)):
+        raise _fail(path, where, "two matches have the same `case`")
     examples = []
     for i, ex in enumerate(data.get("example", [])):
         ex_where = f"{where}: example #{i + 1}"
@@ -334,6 +358,8 @@ def _rule(path: Path, pack: str, index: int, data: Any) -> Rule:
         examples=tuple(examples),
         ok=ok[0],
         ok_files=ok[1],
+        file=path if own_file else None,
+        lists={k: tuple(v) for k, v in (lists or {}).items()},
     )
 
 
@@ -373,7 +399,11 @@ def _pack_header(path: Path, data: dict[str, Any]) -> tuple[str, dict[str, list[
         isinstance(v, list) and all(isinstance(i, str) for i in v) for v in lists.values()
     ):
         raise _fail(path, "[lists]", "each entry must be a list of strings")
-    return pack["name"], lists
+    # a list may name the lists written before it (`["torch-neuronx", "@xla-backend"]`)
+    expanded: dict[str, list[str]] = {}
+    for key, value in lists.items():
+        expanded[key] = _expand(value, expanded, path)
+    return pack["name"], expanded
 
 
 def load_pack(path: Path) -> list[Rule]:
@@ -388,7 +418,7 @@ def load_pack(path: Path) -> list[Rule]:
     if not isinstance(rules, list) or not rules:
         raise _fail(path, "[[rule]]", "a pack needs at least one rule")
     rules = [_expand(rule, lists, path) for rule in rules]
-    return [_rule(path, name, i, r) for i, r in enumerate(rules)]
+    return [_rule(path, name, i, r, lists) for i, r in enumerate(rules)]
 
 
 def rule_files(folder: Path) -> list[Path]:
@@ -402,7 +432,7 @@ def _load_pack_dir(folder: Path) -> list[Rule]:
     files = rule_files(folder)
     if not files:
         raise _fail(folder, "rules", "a pack needs at least one rule file")
-    return [_rule(f, name, 0, _expand(_read_toml(f), lists, f)) for f in files]
+    return [_rule(f, name, 0, _expand(_read_toml(f), lists, f), lists, True) for f in files]
 
 
 def pack_sources(folder: Path) -> list[Path]:

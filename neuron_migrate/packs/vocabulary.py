@@ -44,3 +44,21 @@ ACTION_PARAMS: dict[str, frozenset[str]] = {
 STATEMENT_ACTIONS = frozenset(
     {"remove-statement", "replace-statement", "unwrap-with", "insert-after", "remove-import"}
 )
+
+# What the project checker (neuron_migrate/checkers/project) reads from project files, for the
+# `reads` field of a `kind = "project"` match; neuron_migrate/checkers/project/api.py has the
+# item classes a rule's module receives, and what `names` means when a rule has no module.
+PROJECT_ITEMS: dict[str, str] = {
+    # requirements*.txt, pyproject.toml (PEP 621, Poetry), setup.cfg, setup.py, `pip install`
+    "pin": "a dependency: its name, specifier and marker; `names` are package names (globs)",
+    # requires-python (PEP 621), python_requires (setup.cfg, setup.py), Poetry's python
+    "python-requires": "the Python versions a project admits",
+    # `export A=1`, `A=1`, `A=1 cmd`, Docker `ENV A=1` in shell launchers and Dockerfiles
+    "env": "an environment variable set by a launcher; `names` are variable names (globs)",
+    # a simple command of a shell launcher or a Dockerfile RUN, after its variable assignments
+    "command": "a command of a launcher; `names` are the words it starts with",
+    # Dockerfile FROM
+    "image": "a base image of a Dockerfile; `names` are image names (globs, no tag)",
+    # every line (comments aside) of configs, launchers, Dockerfiles and pyproject.toml
+    "line": "a line of text of a config, launcher or pyproject.toml",
+}

@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import re
 
-from neuron_migrate.checkers.project import deps
-from neuron_migrate.checkers.project.core import Hit, Lines, TextEdit, apply_edits
+from neuron_migrate.checkers.project.api import Item, Pin, parse_requirement
+from neuron_migrate.checkers.project.core import Lines, TextEdit, apply_edits
 
+ITEMS = frozenset({"pin"})
 # pip: a comment starts at `#` at the start of a line or after whitespace
 _COMMENT = re.compile(r"(^|\s)#.*$")
-TRIGGER = re.compile(rb"(?i)torch|neuron|xla")
 
 
-def requirement_deps(lines: Lines) -> list[deps.Dep]:
-    found = []
+def read(text: str) -> list[Item]:
+    lines = Lines(text)
+    found: list[Item] = []
     for number in range(1, len(lines) + 1):
         line = lines.content(number)
         if line.rstrip().endswith("\\"):
@@ -23,34 +24,25 @@ def requirement_deps(lines: Lines) -> list[deps.Dep]:
         if not stripped or stripped.startswith("-"):
             continue  # blank, comment, or an option (-r, -c, -e, --index-url, ...)
         head = re.split(r"\s--?[a-z]", stripped, maxsplit=1)[0].rstrip()
-        requirement = deps.parse(head)
+        requirement = parse_requirement(head)
         if requirement is None or requirement.url:
             continue
         col = len(text) - len(text.lstrip()) + 1
-        dep = deps.Dep(head, number, col, requirement)
         # options after the requirement (`--hash=...`): report, but never rewrite the pin
-        dep.where = head != stripped
-        found.append(dep)
+        options = head != stripped
+        found.append(Pin(number, col, col + len(head), options, head, requirement))
     return found
 
 
-def analyze(text: str) -> list[Hit]:
+def edit(text: str, item: Item, replacement: str) -> tuple[TextEdit, str] | None:
+    if item.where:
+        return None
     lines = Lines(text)
-    hits = deps.check(requirement_deps(lines))
-    for hit in hits:
-        if hit.edit is not None and hit.edit.where:
-            hit.edit = hit.safety = hit.replacement = None
-    return hits
+    if replacement == "":
+        return lines.whole_line(item.line), replacement
+    start = lines.offset(item.line, item.col)
+    return TextEdit(start, start + len(item.text), replacement), replacement
 
 
-def apply(text: str, hits: list[Hit]) -> str:
-    lines = Lines(text)
-    edits = []
-    for hit in hits:
-        dep = hit.edit
-        if hit.replacement == "":
-            edits.append(lines.whole_line(dep.line))
-        else:
-            start = lines.offset(dep.line, dep.col)
-            edits.append(TextEdit(start, start + len(dep.text), hit.replacement))
+def apply(text: str, edits: list[TextEdit]) -> str:
     return apply_edits(text, edits)
