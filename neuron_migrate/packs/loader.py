@@ -14,7 +14,7 @@ from typing import Any
 
 from neuron_migrate.config.tomlread import tomllib
 from neuron_migrate.model import Safety, Severity
-from neuron_migrate.packs.vocabulary import ACTION_PARAMS, PROJECT_ITEMS
+from neuron_migrate.packs.vocabulary import ACTION_PARAMS, PROJECT_DATA_ITEMS, PROJECT_ITEMS
 
 MATCH_KINDS = {
     "call",  # a call of a qualified name
@@ -134,7 +134,7 @@ class Rule:
     # the file each `ok` snippet is (its name picks the checker), beside `ok`
     ok_files: tuple[str, ...] = ()
     # the TOML file the rule was read from: a code module beside it has the same stem
-    file: Path | None = field(default=None, compare=False)
+    file: Path | None = None
     # the pack's `[lists]`, for rule modules that read the pack's shared facts
     lists: dict[str, tuple[str, ...]] = field(default_factory=dict, hash=False, compare=False)
 
@@ -271,6 +271,26 @@ def _pattern(path: Path, where: str, data: Any) -> Pattern:
     )
 
 
+def _project_module_needed(
+    path: Path, where: str, patterns: tuple[Pattern, ...], own_file: bool
+) -> None:
+    """A project case with a fix, or one that reads an item a data case cannot, needs the
+    rule's module (`NM123_name.py` beside `NM123_name.toml`, in a pack folder)."""
+    for pattern in patterns:
+        if pattern.kind != "project":
+            continue
+        if pattern.safety is None and pattern.reads in PROJECT_DATA_ITEMS and pattern.names:
+            continue
+        if not own_file or not path.with_suffix(".py").is_file():
+            raise _fail(
+                path,
+                where,
+                f"the case reading {pattern.reads!r} needs a module {path.stem}.py beside the "
+                "rule file (a case without one has `names`, no `safety`, and reads "
+                f"{', '.join(sorted(PROJECT_DATA_ITEMS))})",
+            )
+
+
 def _ok(path: Path, where: str, data: dict) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """`ok` snippets: plain strings (Python), or tables `{ file = "run.sh", code = "..." }`."""
     value = data.get("ok", [])
@@ -325,6 +345,7 @@ def _rule(
     cases = [p.case for p in patterns if p.case is not None]
     if len(cases) != len(set(cases)):
         raise _fail(path, where, "two matches have the same `case`")
+    _project_module_needed(path, where, patterns, own_file)
     examples = []
     for i, ex in enumerate(data.get("example", [])):
         ex_where = f"{where}: example #{i + 1}"

@@ -62,3 +62,5 @@ PROJECT_ITEMS: dict[str, str] = {
     # every line (comments aside) of configs, launchers, Dockerfiles and pyproject.toml
     "line": "a line of text of a config, launcher or pyproject.toml",
 }
+# the item types a case can read without a module (its `names` say what it reports)
+PROJECT_DATA_ITEMS = frozenset({"pin", "env", "command", "image", "line"})

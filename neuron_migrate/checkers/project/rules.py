@@ -69,9 +69,13 @@ def _pack_package(folder: Path) -> str:
 
 def rule_module(rule: Rule) -> types.ModuleType | None:
     """The module beside a rule's TOML file (same stem), imported once; None if there is none."""
-    if rule.file is None or not rule.file.with_suffix(".py").is_file():
+    source = rule.file.with_suffix(".py") if rule.file is not None else None
+    if source is None or not source.is_file():
         return None
-    return importlib.import_module(f"{_pack_package(rule.file.parent)}.{rule.file.stem}")
+    try:
+        return importlib.import_module(f"{_pack_package(source.parent)}.{source.stem}")
+    except Exception as exc:  # noqa: BLE001 - a pack's broken module is the pack's error
+        raise PackError(f"{source}: cannot import: {type(exc).__name__}: {exc}") from None
 
 
 def _module_checks(rule: Rule, module: types.ModuleType) -> dict[str, Check]:
@@ -119,7 +123,8 @@ def project_rules(rules: tuple[Rule, ...]) -> tuple[ProjectRule, ...]:
 
 def _trigger(case: Pattern) -> list[str]:
     """What a file must contain for a case to find anything: its `triggers`, else its names
-    (the literal part of each; package names in any spelling pip accepts)."""
+    (the literal part of each; package names in any spelling pip accepts; for a line, the
+    regular expression itself). [] when a name has no literal part: every file is read."""
     if case.triggers:
         return list(case.triggers)
     out = []
@@ -129,7 +134,9 @@ def _trigger(case: Pattern) -> list[str]:
             continue
         if case.reads == "pin":
             name = canonical_pattern(name)
-        literal = max(re.split(r"[*?\[\]]+", name), key=len)
+        # a command's words may be spaced or quoted anyhow: its longest word must be there
+        pieces = name.split() if case.reads == "command" else [name]
+        literal = max((p for w in pieces for p in re.split(r"[*?\[\]]+", w)), key=len)
         if not literal:
             return []
         if case.reads == "pin":
