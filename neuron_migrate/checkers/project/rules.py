@@ -30,10 +30,9 @@ from neuron_migrate.checkers.project.api import (
 )
 from neuron_migrate.checkers.project.core import Hit
 from neuron_migrate.packs.loader import PackError, Pattern, Rule
+from neuron_migrate.packs.vocabulary import PROJECT_DATA_ITEMS
 
 _PACKAGE = "neuron_migrate_rule_modules"
-# item types whose cases can be plain data (names, no module)
-_DATA_ITEMS = frozenset({"pin", "env", "command", "image", "line"})
 
 
 @dataclass(frozen=True, eq=False)
@@ -103,7 +102,7 @@ def _project_rule(rule: Rule) -> ProjectRule:
         if case.reads in own:
             checks[case.reads] = own[case.reads]
             continue
-        if case.reads not in _DATA_ITEMS or not case.names or case.safety is not None:
+        if case.reads not in PROJECT_DATA_ITEMS or not case.names or case.safety is not None:
             raise PackError(
                 f"{where}: the case reading {case.reads!r} needs a check of it in "
                 f"{rule.file.with_suffix('.py').name if rule.file else 'a module'} "
