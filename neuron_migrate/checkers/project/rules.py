@@ -41,9 +41,6 @@ class ProjectRule:
     # item type -> the module's check, or default_check for a data case
     checks: dict[str, Check]
 
-    def reads(self) -> frozenset[str]:
-        return frozenset(self.checks)
-
 
 def _cases(rule: Rule) -> list[Pattern]:
     return [p for p in rule.patterns if p.kind == "project"]
