@@ -272,7 +272,8 @@ class Context:
         **values: Any,
     ) -> Report:
         """A finding under `case`, its message filled with `values`. With a `replacement`, a
-        fix of the case's safety (or the weaker `safety` given)."""
+        fix of the case's safety (or the weaker `safety` given); a case without `safety` is
+        reported only."""
         pattern = self.case(case) if isinstance(case, str) else case
         template = pattern.message or self.rule.message
         try:
@@ -282,12 +283,14 @@ class Context:
                 f"{self.rule.file}: rule {self.rule.code}: the message of case {pattern.case!r} "
                 f"has a placeholder {exc} the rule's module does not fill"
             ) from None
-        if replacement is not None and pattern.safety is None and safety is None:
+        if replacement is not None and pattern.safety is None:
             raise PackError(
                 f"{self.rule.file}: rule {self.rule.code}: case {pattern.case!r} has a fix but "
                 "no `safety`"
             )
-        return Report(item, at or item, pattern, message, replacement, safety or pattern.safety)
+        if safety is None or pattern.safety is Safety.UNSAFE:
+            safety = pattern.safety  # a rule may weaken its case's safety, not raise it
+        return Report(item, at or item, pattern, message, replacement, safety)
 
 
 Check = Callable[[Any, Context], list[Report]]
