@@ -220,3 +220,73 @@ def test_the_project_checker_names_no_rule_and_no_legacy_name():
                 text = node.value
                 assert not any(word in text for word in _FORBIDDEN), (path.name, text)
                 assert "NM9" not in text, (path.name, text)
+
+
+LINE_RULE = """\
+code = "NM994"
+name = "gpu-picks"
+severity = "warning"
+message = "`{name}` picks GPUs"
+why = "NeuronCores are picked otherwise."
+fix = "Rename."
+source = "https://example.com"
+ok = [{ file = "run.sh", code = "torchrun --nproc_per_node=2 t.py\\n" }]
+
+[[match]]
+kind = "project"
+reads = "line"
+case = "visible"
+names = ["CUDA_VISIBLE_DEVICES"]
+safety = "unsafe"
+message = "`{name}` picks GPUs: use `{new}`"
+
+[[match]]
+kind = "project"
+reads = "command"
+case = "per-gpu"
+names = ["torchrun"]
+safety = "safe"
+message = "`{word}` starts one process per GPU"
+"""
+
+LINE_MODULE = """\
+import re
+
+from neuron_migrate.checkers.project.api import Command, Context, Line, Report, checks
+
+NEW = "NEURON_RT_VISIBLE_CORES"
+
+
+@checks("line")
+def visible(line: Line, ctx: Context) -> list[Report]:
+    (name,) = ctx.case("visible").names
+    return [
+        ctx.report(line.part(*m.span()), "visible", replacement=NEW, name=name, new=NEW)
+        for m in re.finditer(rf"\\b{name}\\b", line.text)
+    ]
+
+
+@checks("command")
+def per_gpu(command: Command, ctx: Context) -> list[Report]:
+    if command.values[0] not in ctx.case("per-gpu").names:
+        return []
+    return [
+        ctx.report(word, "per-gpu", replacement="--nproc_per_node=2", word=word.value)
+        for word in command.words
+        if word.value == "--nproc_per_node=gpu"
+    ]
+"""
+
+
+def test_a_code_rule_edits_lines_and_words(tmp_path: Path):
+    folder = _pack(tmp_path, {"NM994_gpu_picks.toml": LINE_RULE, "NM994_gpu_picks.py": LINE_MODULE})
+    script = "export CUDA_VISIBLE_DEVICES=0,1  # two\ntorchrun --nproc_per_node=gpu t.py\n"
+    settings = Settings(packs=(str(folder),), select=("NM99",), root=tmp_path)
+    job = Job(enabled_rules(settings), settings, Options(fix=True, unsafe_fixes=True))
+    result = filekinds.source_checker("project")(script, "run.sh", job, "run.sh")
+    assert result.fixed_source == (
+        "export NEURON_RT_VISIBLE_CORES=0,1  # two\ntorchrun --nproc_per_node=2 t.py\n"
+    )
+    config = '[tool.x]\nenv = "CUDA_VISIBLE_DEVICES=3"\n'
+    result = filekinds.source_checker("project")(config, "pyproject.toml", job, "pyproject.toml")
+    assert result.fixed_source == '[tool.x]\nenv = "NEURON_RT_VISIBLE_CORES=3"\n'

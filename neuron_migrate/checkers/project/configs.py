@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import re
 
-from neuron_migrate.checkers.project.api import Item, Line
-from neuron_migrate.checkers.project.core import Lines
+from neuron_migrate.checkers.project.api import Item, Line, Word
+from neuron_migrate.checkers.project.core import Lines, TextEdit, apply_edits
 
 ITEMS = frozenset({"line"})
 _RULE_FILE = re.compile(r"(?m)^(\[pack\]|\[\[match\]\]|\[\[rule\]\])\s*$")
@@ -31,9 +31,23 @@ def read(text: str) -> list[Item]:
     return line_items(Lines(text))
 
 
-def edit(text: str, item: Item, replacement: str) -> None:
-    return None  # lines are reported, never edited
+def text_edit(text: str, item: Item, replacement: str) -> tuple[TextEdit, str] | None:
+    """The edit of a line (replaced whole; "" removes it with its line ending), or of a part
+    of a line or a word of a command (`Line.part`, `Command.words`); None for other items."""
+    lines = Lines(text)
+    if isinstance(item, Line):
+        if replacement == "":
+            return lines.whole_line(item.line), replacement
+        start = lines.offset(item.line)
+        return TextEdit(start, start + len(lines.content(item.line)), replacement), replacement
+    if type(item) in (Item, Word):
+        start, end = lines.offset(item.line, item.col), lines.offset(item.line, item.end_col)
+        return TextEdit(start, end, replacement), replacement
+    return None
 
 
-def apply(text: str, edits: list) -> str:
-    return text
+edit = text_edit
+
+
+def apply(text: str, edits: list[TextEdit]) -> str:
+    return apply_edits(text, edits)

@@ -9,8 +9,8 @@ import re
 from packaging.requirements import Requirement
 
 from neuron_migrate.checkers.project.api import Item, Pin, PythonRequires, parse_requirement
-from neuron_migrate.checkers.project.configs import line_items
-from neuron_migrate.checkers.project.core import Lines, ProjectParseError
+from neuron_migrate.checkers.project.configs import line_items, text_edit
+from neuron_migrate.checkers.project.core import Lines, ProjectParseError, TextEdit, apply_edits
 from neuron_migrate.checkers.project.pins import split_marker
 from neuron_migrate.config.tomlread import tomllib
 
@@ -178,8 +178,11 @@ def read(text: str) -> list[Item]:
     return found + line_items(lines)
 
 
-def edit(text: str, item: Item, replacement: str) -> tuple[tuple, str] | None:
-    """The edit is the key path of the value and its new text; tomlkit applies it."""
+def edit(text: str, item: Item, replacement: str) -> tuple[object, str] | None:
+    """A pin or python-requires: the key path of the value and its new text, for tomlkit;
+    a line or a part of one: a text edit."""
+    if not isinstance(item, (Pin, PythonRequires)):
+        return text_edit(text, item, replacement)
     if item.where[0] == "poetry":
         replacement = _poetry_replacement(replacement)
     return (item.where, replacement), replacement
@@ -202,12 +205,17 @@ def _new_string(old, value: str):
     return tomlkit.string(value, literal=literal)
 
 
-def apply(text: str, edits: list[tuple[tuple, str]]) -> str:
+def apply(text: str, edits: list) -> str:
+    """Text edits first (they do not move keys), then the values by key path with tomlkit."""
     import tomlkit
 
+    text = apply_edits(text, [e for e in edits if isinstance(e, TextEdit)])
+    values = [e for e in edits if not isinstance(e, TextEdit)]
+    if not values:
+        return text
     doc = tomlkit.parse(text)
     removals = []
-    for where, replacement in edits:
+    for where, replacement in values:
         if where[0] == "requires-python":
             doc["project"]["requires-python"] = _new_string(
                 doc["project"]["requires-python"], replacement

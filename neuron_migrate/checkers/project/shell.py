@@ -18,7 +18,7 @@ from neuron_migrate.checkers.project.api import (
     Word,
     parse_requirement,
 )
-from neuron_migrate.checkers.project.configs import line_items
+from neuron_migrate.checkers.project.configs import line_items, text_edit
 from neuron_migrate.checkers.project.core import Lines, TextEdit, apply_edits
 
 ITEMS = frozenset({"pin", "env", "command", "line"})
@@ -291,7 +291,7 @@ def edit(text: str, item: Item, replacement: str) -> tuple[TextEdit, str] | None
     if isinstance(item, Assignment):
         return (item.where, replacement) if item.where is not None and replacement == "" else None
     if not isinstance(item, Pin):
-        return None
+        return text_edit(text, item, replacement)
     lines = Lines(text)
     start = lines.offset(item.line, item.col)
     end = start + len(item.text)
