@@ -20,7 +20,9 @@ it reads, registered with `checks`:
 
 `ctx.report` names the case the finding belongs to; its keyword values fill the case's message.
 A `replacement` asks for a fix (with the case's safety): for a pin, the new requirement text
-("" removes it); for python-requires, the new specifier; for env, "" removes the assignment.
+("" removes it); for python-requires, the new specifier; for env, "" removes the assignment;
+for a line, its new text ("" removes it); for a part of a line or a word of a command (report
+on `line.part(start, end)` or `command.words[i]` as the item), the new text of that part.
 The file's format turns it into an edit of its own syntax, or reports without a fix where it
 cannot edit (a hash-pinned requirement line, a setup.cfg `key = value` line).
 """
