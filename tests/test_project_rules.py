@@ -43,6 +43,12 @@ message = "`{pin}` is a CUDA wheel"
 
 [[match]]
 kind = "project"
+reads = "option"
+names = ["--extra-index-url", "-f"]
+message = "`{name} {value}` may be a CUDA wheel index"
+
+[[match]]
+kind = "project"
 reads = "image"
 names = ["nvidia/cuda"]
 message = "`{name}` is a CUDA base image"
@@ -130,14 +136,17 @@ def _check(folder: Path, filename: str, text: str, fix: bool = False):
 
 def test_a_data_rule_needs_no_code(tmp_path: Path):
     folder = _pack(tmp_path, {"NM991_cuda_parts.toml": DATA_RULE})
-    result = _check(folder, "requirements.txt", "numpy\nnvidia_cublas_cu12==12.1\n")
+    text = "--extra-index-url https://x/cu121\nnumpy\nnvidia_cublas_cu12==12.1\n"
+    result = _check(folder, "requirements.txt", text)
     assert [(f.code, f.span.line, f.message) for f in result.findings] == [
-        ("NM991", 2, "`nvidia_cublas_cu12==12.1` is a CUDA wheel"),
+        ("NM991", 1, "`--extra-index-url https://x/cu121` may be a CUDA wheel index"),
+        ("NM991", 3, "`nvidia_cublas_cu12==12.1` is a CUDA wheel"),
     ]
     docker = """\
         FROM nvidia/cuda:12.1.0-devel-ubuntu22.04 AS build
         ENV CUDA_HOME=/usr/local/cuda
         RUN nvidia-smi -L && make ARCH=sm_80
+        RUN pip install -f https://x/cu121 torch
         """
     result = _check(folder, "Dockerfile", docker)
     assert [(f.span.line, f.span.column, f.message) for f in result.findings] == [
@@ -145,6 +154,7 @@ def test_a_data_rule_needs_no_code(tmp_path: Path):
         (2, 5, "`CUDA_HOME` steers CUDA"),
         (3, 5, "`nvidia-smi -L` asks the GPU driver"),
         (3, 32, "`sm_80` is a GPU architecture"),
+        (4, 17, "`-f https://x/cu121` may be a CUDA wheel index"),
     ]
     assert all(f.fix is None for f in result.findings)
 
@@ -247,6 +257,14 @@ case = "per-gpu"
 names = ["torchrun"]
 safety = "safe"
 message = "`{word}` starts one process per GPU"
+
+[[match]]
+kind = "project"
+reads = "option"
+case = "cuda-index"
+names = ["--index-url", "--extra-index-url", "-i"]
+safety = "unsafe"
+message = "`{url}` is a CUDA wheel index"
 """
 
 LINE_MODULE = """\
@@ -266,6 +284,13 @@ def visible(line: Line, ctx: Context) -> list[Report]:
     ]
 
 
+@checks("option")
+def cuda_index(option, ctx: Context) -> list[Report]:
+    if option.name not in ctx.case("cuda-index").names or "/cu" not in option.value:
+        return []
+    return [ctx.report(option, "cuda-index", replacement="", url=option.value)]
+
+
 @checks("command")
 def per_gpu(command: Command, ctx: Context) -> list[Report]:
     if command.values[0] not in ctx.case("per-gpu").names:
@@ -280,13 +305,22 @@ def per_gpu(command: Command, ctx: Context) -> list[Report]:
 
 def test_a_code_rule_edits_lines_and_words(tmp_path: Path):
     folder = _pack(tmp_path, {"NM994_gpu_picks.toml": LINE_RULE, "NM994_gpu_picks.py": LINE_MODULE})
-    script = "export CUDA_VISIBLE_DEVICES=0,1  # two\ntorchrun --nproc_per_node=gpu t.py\n"
+    script = (
+        "export CUDA_VISIBLE_DEVICES=0,1  # two\n"
+        "pip install -i https://x/whl/cu121 torch\n"
+        "torchrun --nproc_per_node=gpu t.py\n"
+    )
     settings = Settings(packs=(str(folder),), select=("NM99",), root=tmp_path)
     job = Job(enabled_rules(settings), settings, Options(fix=True, unsafe_fixes=True))
     result = filekinds.source_checker("project")(script, "run.sh", job, "run.sh")
     assert result.fixed_source == (
-        "export NEURON_RT_VISIBLE_CORES=0,1  # two\ntorchrun --nproc_per_node=2 t.py\n"
+        "export NEURON_RT_VISIBLE_CORES=0,1  # two\n"
+        "pip install torch\n"
+        "torchrun --nproc_per_node=2 t.py\n"
     )
+    requirements = "--extra-index-url https://x/whl/cu121\ntorch\n"
+    result = filekinds.source_checker("project")(requirements, "requirements.txt", job, "r")
+    assert result.fixed_source == "torch\n"
     config = '[tool.x]\nenv = "CUDA_VISIBLE_DEVICES=3"\n'
     result = filekinds.source_checker("project")(config, "pyproject.toml", job, "pyproject.toml")
     assert result.fixed_source == '[tool.x]\nenv = "NEURON_RT_VISIBLE_CORES=3"\n'

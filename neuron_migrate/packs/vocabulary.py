@@ -51,6 +51,8 @@ STATEMENT_ACTIONS = frozenset(
 PROJECT_ITEMS: dict[str, str] = {
     # requirements*.txt, pyproject.toml (PEP 621, Poetry), setup.cfg, setup.py, `pip install`
     "pin": "a dependency: its name, specifier and marker; `names` are package names (globs)",
+    # an option line of a requirements file, an option of `pip install`
+    "option": "a pip option (`--index-url URL`); `names` are option names (globs)",
     # requires-python (PEP 621), python_requires (setup.cfg, setup.py), Poetry's python
     "python-requires": "the Python versions a project admits",
     # `export A=1`, `A=1`, `A=1 cmd`, Docker `ENV A=1` in shell launchers and Dockerfiles
@@ -63,4 +65,4 @@ PROJECT_ITEMS: dict[str, str] = {
     "line": "a line of text of a config, launcher or pyproject.toml",
 }
 # the item types a case can read without a module (its `names` say what it reports)
-PROJECT_DATA_ITEMS = frozenset({"pin", "env", "command", "image", "line"})
+PROJECT_DATA_ITEMS = frozenset({"pin", "option", "env", "command", "image", "line"})

@@ -51,6 +51,7 @@ __all__ = [
     "Image",
     "Item",
     "Line",
+    "Option",
     "Pin",
     "PythonRequires",
     "Report",
@@ -102,6 +103,15 @@ class Pin(Item):
     def named(self, pattern: str) -> bool:
         """Is the pin's package `pattern` (a name, a glob, or a requirement: its name part)?"""
         return fnmatch.fnmatchcase(self.name, canonical_pattern(pattern))
+
+
+@dataclass
+class Option(Item):
+    """A pip option: a line of a requirements file (`--index-url URL`) or an option of a
+    `pip install` command. Its span covers the option and its value."""
+
+    name: str = ""  # as written: `--index-url`, `-i`
+    value: str = ""  # "" for a flag (`--pre`)
 
 
 @dataclass
@@ -194,6 +204,7 @@ class Line(Item):
 
 ITEM_CLASSES: dict[str, type[Item]] = {
     "pin": Pin,
+    "option": Option,
     "python-requires": PythonRequires,
     "env": Assignment,
     "command": Command,
@@ -314,15 +325,16 @@ def checks(item_type_name: str) -> Callable[[Check], Check]:
 
 
 def _name_of(item: Item) -> str | None:
-    if isinstance(item, (Assignment, Image)):
+    if isinstance(item, (Assignment, Image, Option)):
         return item.name
     return None
 
 
 def default_check(item: Item, ctx: Context) -> list[Report]:
-    """What a case without a module reports: a pin or an image whose name matches one of its
-    `names` (globs), an assignment to a variable it names, a command that starts with the
-    words of one of its names, a line where one of its names (regular expressions) is found."""
+    """What a case without a module reports: a pin, an image or an option whose name matches
+    one of its `names` (globs), an assignment to a variable it names, a command that starts
+    with the words of one of its names, a line where one of its names (regular expressions) is
+    found."""
     out = []
     for case in ctx.cases(item_type(item)):
         for name in case.names:
@@ -337,7 +349,8 @@ def default_check(item: Item, ctx: Context) -> list[Report]:
                 continue
             elif (value := _name_of(item)) is not None and fnmatch.fnmatchcase(value, name):
                 shown = item.reference if isinstance(item, Image) else value
-                out.append(ctx.report(item, case, name=shown))
+                extra = {"value": item.value} if isinstance(item, Option) else {}
+                out.append(ctx.report(item, case, name=shown, **extra))
             else:
                 continue
             break  # one report per case

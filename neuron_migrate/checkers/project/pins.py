@@ -1,6 +1,38 @@
-"""Requirement text as written: its name and extras, its marker, a new specifier in its place."""
+"""Requirement text as written: its name and extras, its marker, a new specifier in its place;
+pip's options that take a value."""
 
 from __future__ import annotations
+
+# pip options followed by a value (`-i URL`), in requirements files and `pip install` commands
+PIP_VALUE_OPTIONS = {
+    "-r",
+    "--requirement",
+    "-c",
+    "--constraint",
+    "-e",
+    "--editable",
+    "-i",
+    "--index-url",
+    "--extra-index-url",
+    "-f",
+    "--find-links",
+    "-t",
+    "--target",
+    "--prefix",
+    "--root",
+    "--trusted-host",
+    "--platform",
+    "--python-version",
+    "--implementation",
+    "--abi",
+    "--upgrade-strategy",
+    "--src",
+    "--cache-dir",
+    "--log",
+    "--progress-bar",
+    "--no-binary",
+    "--only-binary",
+}
 
 
 def split_marker(text: str) -> tuple[str, str]:

@@ -14,48 +14,21 @@ from neuron_migrate.checkers.project.api import (
     Command,
     Image,
     Item,
+    Option,
     Pin,
     Word,
     parse_requirement,
 )
 from neuron_migrate.checkers.project.configs import line_items, text_edit
 from neuron_migrate.checkers.project.core import Lines, TextEdit, apply_edits
+from neuron_migrate.checkers.project.pins import PIP_VALUE_OPTIONS
 
-ITEMS = frozenset({"pin", "env", "command", "line"})
+ITEMS = frozenset({"pin", "option", "env", "command", "line"})
 DOCKERFILE_ITEMS = ITEMS | {"image"}
 _ASSIGN = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=")
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _PYTHON = re.compile(r"(^|/)python[0-9.]*$")
 _WRAPPERS = {"sudo", "exec", "time", "nohup", "nice", "stdbuf", "srun", "mpirun"}
-_PIP_VALUE_OPTIONS = {
-    "-r",
-    "--requirement",
-    "-c",
-    "--constraint",
-    "-e",
-    "--editable",
-    "-i",
-    "--index-url",
-    "--extra-index-url",
-    "-f",
-    "--find-links",
-    "-t",
-    "--target",
-    "--prefix",
-    "--root",
-    "--trusted-host",
-    "--platform",
-    "--python-version",
-    "--implementation",
-    "--abi",
-    "--upgrade-strategy",
-    "--src",
-    "--cache-dir",
-    "--log",
-    "--progress-bar",
-    "--no-binary",
-    "--only-binary",
-}
 
 
 class Logical:
@@ -196,14 +169,36 @@ class _Reader:
                     Assignment(word.line, word.col, word.end_col, edit, name, statement, removable)
                 )
 
+    def option(self, word: Word, value: Word | None) -> None:
+        """`--index-url URL`, `--index-url=URL`, `--pre`: removed with the blanks after it."""
+        name, equals, inline = word.value.partition("=")
+        last = value or word
+        start = self.lines.offset(word.line, word.col)
+        end = self.lines.offset(last.line, last.col) + len(last.text)
+        while end < len(self.text) and self.text[end] in " \t":
+            end += 1
+        end_col = last.end_col if last.line == word.line else len(self.lines.content(word.line)) + 1
+        self.items.append(
+            Option(
+                word.line,
+                word.col,
+                end_col,
+                TextEdit(start, end, ""),
+                name,
+                inline if equals else value.value if value else "",
+            )
+        )
+
     def pip(self, logical: Logical, args: list[Word]) -> None:
         skip_next = False
-        for word in args:
+        for index, word in enumerate(args):
             if skip_next:
                 skip_next = False
                 continue
             if word.text.startswith("-"):
-                skip_next = word.text in _PIP_VALUE_OPTIONS
+                skip_next = word.text in PIP_VALUE_OPTIONS
+                following = args[index + 1] if skip_next and index + 1 < len(args) else None
+                self.option(word, following)
                 continue
             requirement = parse_requirement(word.value)
             if requirement is None or requirement.url:
@@ -288,7 +283,7 @@ def read(text: str) -> list[Item]:
 
 
 def edit(text: str, item: Item, replacement: str) -> tuple[TextEdit, str] | None:
-    if isinstance(item, Assignment):
+    if isinstance(item, (Assignment, Option)):
         return (item.where, replacement) if item.where is not None and replacement == "" else None
     if not isinstance(item, Pin):
         return text_edit(text, item, replacement)
