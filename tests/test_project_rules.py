@@ -179,7 +179,7 @@ def test_a_code_rule_fixes_and_imports_its_pack(tmp_path: Path):
 def test_a_fix_without_a_module_is_refused(tmp_path: Path):
     rule = CODE_RULE.replace('code = "NM992"', 'code = "NM993"')
     folder = _pack(tmp_path, {"NM993_cuda_local_version.toml": rule})
-    with pytest.raises(PackError, match="needs a module NM993_cuda_local_version.py"):
+    with pytest.raises(PackError, match="needs a code module NM993_cuda_local_version.py"):
         load_rules((str(folder),))
 
 

@@ -7,63 +7,24 @@ The engine knows the kinds of match and the actions; it knows no rule by name.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from neuron_migrate.config.tomlread import tomllib
 from neuron_migrate.model import Safety, Severity
-from neuron_migrate.packs.vocabulary import ACTION_PARAMS, PROJECT_DATA_ITEMS, PROJECT_ITEMS
+from neuron_migrate.packs.vocabulary import (
+    ACTION_PARAMS,
+    ALL_KINDS,
+    ARGS,
+    PATTERN_KEYS,
+    PROJECT_DATA_ITEMS,
+    PROJECT_ITEMS,
+    PROJECT_KINDS,
+    WHERE,
+)
 
-MATCH_KINDS = {
-    "call",  # a call of a qualified name
-    "reference",  # any use of a qualified name (name, attribute, call)
-    "import",  # an import statement of a module
-    "device-string",  # a string literal used as a device
-    "module-placement",  # a module moved to the device (`model.to(device)`)
-    "unused-import",  # a legacy import whose names are not used
-    "method",  # a method call by name on any object (`.double()`, `.to_sparse()`)
-    "keyword",  # a keyword argument passed to a call (`tensor_parallel_size=8`)
-    "env-write",  # an environment variable set in code (`os.environ["XLA_USE_BF16"] = "1"`)
-    "device-loader",  # a device loader consumed by a `for` loop (`pl.MpDeviceLoader`)
-    # an item of a project file (requirements, pyproject, setup.cfg / setup.py, launchers,
-    # configs): `reads` names the item type (packs/vocabulary.py PROJECT_ITEMS); the project
-    # checker or the rule's module does the edit, so this kind takes a `safety` without `action`
-    "project",
-}
-WHERE = {"any", "statement", "value", "with-item", "decorator"}
-ARGS = {"any", "none", "some", "one"}
-CONDITIONS = {
-    "compile-backend-differs",  # torch.compile with a backend or mode the target does not want
-    "single-index-argument",  # a call whose only argument is a device index
-    "in-main-guard",  # inside `if __name__ == "__main__":`
-    "first-arg-xla-string",  # the first positional argument is "xla" / "xla:N"
-    "assigned-to-first-arg",  # `x = f(op, x)`: the result replaces the argument it was given
-    "not-compared",  # the expression is not a side of a comparison (`x.dtype == torch.float64`)
-    "neuron-async-load",  # the file targets device "neuron" and has not set HF_DEACTIVATE_ASYNC_LOAD
-}
-PATTERN_KEYS = {
-    "kind",
-    "names",
-    "where",
-    "args",
-    "when",
-    "action",
-    "safety",
-    "message",
-    "triggers",
-    "needs-setting",
-    "keywords",  # the call passes at least one of these keywords
-    "no-keywords",  # the call passes none of these keywords
-    "keyword-values",  # the call passes these keywords with exactly this code
-    "values",  # kind keyword: the keyword's value is one of these (code)
-    "requires-import",  # the file imports one of these modules (or a module below them)
-    "unused",  # kinds import: the names the import binds are used nowhere else
-    "first-arg",  # the call's first argument resolves to this qualified name (xm.REDUCE_SUM)
-    "reads",  # kind project: the item type the case reads (pin, python-requires, env, ...)
-    "case",  # kind project: the case's name, by which the rule's module reports under it
-} | {key for params in ACTION_PARAMS.values() for key in params}
 RULE_KEYS = {
     "code",
     "name",
@@ -96,16 +57,13 @@ class Pattern:
     safety: Safety | None = None
     message: str | None = None
     triggers: tuple[str, ...] = ()
-    needs_setting: str | None = None
     keywords: tuple[str, ...] = ()
     no_keywords: tuple[str, ...] = ()
     keyword_values: dict[str, str] = field(default_factory=dict, hash=False, compare=False)
     values: tuple[str, ...] = ()
-    requires_import: tuple[str, ...] = ()
     unused: bool | None = None
-    first_arg: str | None = None
-    reads: str | None = None
     case: str | None = None
+    reads: str | None = None
     params: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
 
 
@@ -133,9 +91,9 @@ class Rule:
     ok: tuple[str, ...]
     # the file each `ok` snippet is (its name picks the checker), beside `ok`
     ok_files: tuple[str, ...] = ()
-    # the TOML file the rule was read from: a code module beside it has the same stem
-    file: Path | None = None
-    # the pack's `[lists]`, for rule modules that read the pack's shared facts
+    # the rule's code module (same stem as its TOML file, built-in packs only), or None
+    module: str | None = None
+    # the pack's `[lists]`, for code modules that read the pack's shared facts
     lists: dict[str, tuple[str, ...]] = field(default_factory=dict, hash=False, compare=False)
 
     @property
@@ -195,8 +153,8 @@ def _pattern(path: Path, where: str, data: Any) -> Pattern:
     if unknown:
         raise _fail(path, where, f"unknown field `{unknown[0]}`")
     kind = _str(path, where, data, "kind")
-    if kind not in MATCH_KINDS:
-        raise _fail(path, where, f"`kind` must be one of {sorted(MATCH_KINDS)}, not {kind!r}")
+    if kind not in ALL_KINDS:
+        raise _fail(path, where, f"`kind` must be one of {sorted(ALL_KINDS)}, not {kind!r}")
     names = _str_list(path, where, data, "names")
     if (
         kind in {"call", "reference", "import", "unused-import", "method", "env-write"}
@@ -209,9 +167,21 @@ def _pattern(path: Path, where: str, data: Any) -> Pattern:
     args = data.get("args", "any")
     if args not in ARGS:
         raise _fail(path, where, f"`args` must be one of {sorted(ARGS)}")
-    when = data.get("when")
-    if when is not None and when not in CONDITIONS:
-        raise _fail(path, where, f"`when` must be one of {sorted(CONDITIONS)}")
+    when = _str(path, where, data, "when", required=False)
+    if when is not None and not when.isidentifier():
+        raise _fail(path, where, "`when` must name a function of the rule's code module")
+    case = _str(path, where, data, "case", required=False)
+    if kind == "code" and case is None:
+        raise _fail(path, where, "kind code needs a `case` (the label its module reports with)")
+    if case is not None and kind not in PROJECT_KINDS | {"code"}:
+        raise _fail(path, where, "`case` goes with kinds code and project")
+    if case is not None and not NAME_RE.match(case):
+        raise _fail(path, where, "`case` must be kebab-case")
+    reads = _str(path, where, data, "reads", required=kind in PROJECT_KINDS)
+    if kind in PROJECT_KINDS and reads not in PROJECT_ITEMS:
+        raise _fail(path, where, f"`reads` must be one of {sorted(PROJECT_ITEMS)}, not {reads!r}")
+    if reads is not None and kind not in PROJECT_KINDS:
+        raise _fail(path, where, "`reads` goes with kind project")
     action = data.get("action")
     safety = data.get("safety")
     params: dict[str, Any] = {}
@@ -225,7 +195,7 @@ def _pattern(path: Path, where: str, data: Any) -> Pattern:
             if any(key in other for other in ACTION_PARAMS.values()):
                 raise _fail(path, where, f"field `{key}` does not go with action {action!r}")
         params = {key: data[key] for key in allowed if key in data}
-    elif safety is not None and kind != "project":
+    elif safety is not None and kind not in PROJECT_KINDS | {"code"}:
         raise _fail(path, where, "`safety` without an `action`")
     else:
         if safety is not None and safety not in ("safe", "unsafe"):
@@ -233,14 +203,6 @@ def _pattern(path: Path, where: str, data: Any) -> Pattern:
         for key in data:
             if any(key in other for other in ACTION_PARAMS.values()):
                 raise _fail(path, where, f"field `{key}` needs an `action`")
-    reads = _str(path, where, data, "reads", required=kind == "project")
-    case = _str(path, where, data, "case", required=False)
-    if kind == "project" and reads not in PROJECT_ITEMS:
-        raise _fail(path, where, f"`reads` must be one of {sorted(PROJECT_ITEMS)}, not {reads!r}")
-    if kind != "project" and (reads is not None or case is not None):
-        raise _fail(path, where, "`reads` and `case` go with kind 'project' only")
-    if case is not None and not NAME_RE.match(case):
-        raise _fail(path, where, "`case` must be kebab-case")
     triggers = _str_list(path, where, data, "triggers")
     for trigger in triggers:
         try:
@@ -253,42 +215,19 @@ def _pattern(path: Path, where: str, data: Any) -> Pattern:
         where=where_value,
         args=args,
         when=when,
+        case=case,
+        reads=reads,
         action=action,
         safety=Safety(safety) if safety else None,
         message=_str(path, where, data, "message", required=False),
         triggers=triggers,
-        needs_setting=_str(path, where, data, "needs-setting", required=False),
         keywords=_str_list(path, where, data, "keywords"),
         no_keywords=_str_list(path, where, data, "no-keywords"),
         keyword_values=_str_table(path, where, data, "keyword-values"),
         values=_str_list(path, where, data, "values"),
-        requires_import=_str_list(path, where, data, "requires-import"),
         unused=_bool(path, where, data, "unused"),
-        first_arg=_str(path, where, data, "first-arg", required=False),
-        reads=reads,
-        case=case,
         params=params,
     )
-
-
-def _project_module_needed(
-    path: Path, where: str, patterns: tuple[Pattern, ...], own_file: bool
-) -> None:
-    """A project case with a fix, or one that reads an item a data case cannot, needs the
-    rule's module (`NM123_name.py` beside `NM123_name.toml`, in a pack folder)."""
-    for pattern in patterns:
-        if pattern.kind != "project":
-            continue
-        if pattern.safety is None and pattern.reads in PROJECT_DATA_ITEMS and pattern.names:
-            continue
-        if not own_file or not path.with_suffix(".py").is_file():
-            raise _fail(
-                path,
-                where,
-                f"the case reading {pattern.reads!r} needs a module {path.stem}.py beside the "
-                "rule file (a case without one has `names`, no `safety`, and reads "
-                f"{', '.join(sorted(PROJECT_DATA_ITEMS))})",
-            )
 
 
 def _ok(path: Path, where: str, data: dict) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -314,14 +253,7 @@ def _ok(path: Path, where: str, data: dict) -> tuple[tuple[str, ...], tuple[str,
     return tuple(codes), tuple(files)
 
 
-def _rule(
-    path: Path,
-    pack: str,
-    index: int,
-    data: Any,
-    lists: dict[str, list[str]] | None = None,
-    own_file: bool = False,
-) -> Rule:
+def _rule(path: Path, pack: str, index: int, data: Any) -> Rule:
     where = f"rule #{index + 1}"
     if not isinstance(data, dict):
         raise _fail(path, where, "must be a table")
@@ -345,7 +277,6 @@ def _rule(
     cases = [p.case for p in patterns if p.case is not None]
     if len(cases) != len(set(cases)):
         raise _fail(path, where, "two matches have the same `case`")
-    _project_module_needed(path, where, patterns, own_file)
     examples = []
     for i, ex in enumerate(data.get("example", [])):
         ex_where = f"{where}: example #{i + 1}"
@@ -379,8 +310,6 @@ def _rule(
         examples=tuple(examples),
         ok=ok[0],
         ok_files=ok[1],
-        file=path if own_file else None,
-        lists={k: tuple(v) for k, v in (lists or {}).items()},
     )
 
 
@@ -427,6 +356,10 @@ def _pack_header(path: Path, data: dict[str, Any]) -> tuple[str, dict[str, list[
     return pack["name"], expanded
 
 
+def _with_lists(rule: Rule, lists: dict[str, list[str]]) -> Rule:
+    return replace(rule, lists={k: tuple(v) for k, v in lists.items()})
+
+
 def load_pack(path: Path) -> list[Rule]:
     """Read one pack: a folder (`pack.toml` with `[pack]` and `[lists]`, then one file per
     rule whose top-level keys are the rule's) or a single file with `[[rule]]` tables.
@@ -439,7 +372,9 @@ def load_pack(path: Path) -> list[Rule]:
     if not isinstance(rules, list) or not rules:
         raise _fail(path, "[[rule]]", "a pack needs at least one rule")
     rules = [_expand(rule, lists, path) for rule in rules]
-    return [_rule(path, name, i, r, lists) for i, r in enumerate(rules)]
+    return [
+        _needs_code(path, _with_lists(_rule(path, name, i, r), lists)) for i, r in enumerate(rules)
+    ]
 
 
 def rule_files(folder: Path) -> list[Path]:
@@ -453,7 +388,39 @@ def _load_pack_dir(folder: Path) -> list[Rule]:
     files = rule_files(folder)
     if not files:
         raise _fail(folder, "rules", "a pack needs at least one rule file")
-    return [_rule(f, name, 0, _expand(_read_toml(f), lists, f), lists, True) for f in files]
+    rules = []
+    for file in files:
+        rule = _with_lists(_rule(file, name, 0, _expand(_read_toml(file), lists, file)), lists)
+        code = file.with_suffix(".py")
+        rules.append(_needs_code(file, replace(rule, module=str(code) if code.is_file() else None)))
+    return rules
+
+
+def _needs_code(path: Path, rule: Rule) -> Rule:
+    """A `when` predicate or a kind "code" table needs the rule's code module; so does a kind
+    "project" table with a fix, or one reading an item a data case cannot read."""
+    if rule.module is None:
+        for pattern in rule.patterns:
+            if pattern.when is not None or pattern.kind == "code":
+                raise _fail(
+                    path,
+                    f"rule {rule.code}",
+                    "`when` and kind code need a code module beside the rule file "
+                    "(built-in packs only: a user's pack is data)",
+                )
+            if pattern.kind in PROJECT_KINDS and (
+                pattern.safety is not None
+                or pattern.reads not in PROJECT_DATA_ITEMS
+                or not pattern.names
+            ):
+                raise _fail(
+                    path,
+                    f"rule {rule.code}",
+                    f"the case reading {pattern.reads!r} needs a code module {path.stem}.py "
+                    "beside the rule file (a case without one has `names`, no `safety`, and "
+                    f"reads {', '.join(sorted(PROJECT_DATA_ITEMS))})",
+                )
+    return rule
 
 
 def pack_sources(folder: Path) -> list[Path]:

@@ -269,7 +269,7 @@ class Context:
         for pattern in self.rule.patterns:
             if pattern.case == name:
                 return pattern
-        raise PackError(f"{self.rule.file}: rule {self.rule.code}: no match with case {name!r}")
+        raise PackError(f"{self.rule.module}: rule {self.rule.code}: no match with case {name!r}")
 
     def cases(self, reads: str) -> list[Pattern]:
         return [p for p in self.rule.patterns if p.kind == "project" and p.reads == reads]
@@ -293,12 +293,12 @@ class Context:
             message = template.format_map(values)
         except KeyError as exc:
             raise PackError(
-                f"{self.rule.file}: rule {self.rule.code}: the message of case {pattern.case!r} "
+                f"{self.rule.module}: rule {self.rule.code}: the message of case {pattern.case!r} "
                 f"has a placeholder {exc} the rule's module does not fill"
             ) from None
         if replacement is not None and pattern.safety is None:
             raise PackError(
-                f"{self.rule.file}: rule {self.rule.code}: case {pattern.case!r} has a fix but "
+                f"{self.rule.module}: rule {self.rule.code}: case {pattern.case!r} has a fix but "
                 "no `safety`"
             )
         if safety is None or pattern.safety is Safety.UNSAFE:

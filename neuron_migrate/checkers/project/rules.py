@@ -1,22 +1,18 @@
 """Project rules: found from the packs, dispatched item by item, turned into Hits.
 
 A rule takes part when one of its `[[match]]` tables has `kind = "project"`. Its module, if any,
-is the `.py` file beside its TOML with the same stem, imported as a submodule of a package made
-for its pack folder (so a rule module can import the pack's shared code: `from . import pack`).
+is the `.py` file beside its TOML with the same stem (packs/modules.py imports it, so that it
+can import its pack's shared code: `from . import pack`).
 Nothing here names a rule: which rule reads what comes from the packs.
 """
 
 from __future__ import annotations
 
-import hashlib
-import importlib
 import re
-import sys
 import types
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
-from pathlib import Path
 
 from neuron_migrate.checkers.project.api import (
     Check,
@@ -30,9 +26,8 @@ from neuron_migrate.checkers.project.api import (
 )
 from neuron_migrate.checkers.project.core import Hit
 from neuron_migrate.packs.loader import PackError, Pattern, Rule
+from neuron_migrate.packs.modules import import_rule_module
 from neuron_migrate.packs.vocabulary import PROJECT_DATA_ITEMS
-
-_PACKAGE = "neuron_migrate_rule_modules"
 
 
 @dataclass(frozen=True, eq=False)
@@ -46,32 +41,14 @@ def _cases(rule: Rule) -> list[Pattern]:
     return [p for p in rule.patterns if p.kind == "project"]
 
 
-def _pack_package(folder: Path) -> str:
-    """A package for a pack folder, so its modules import one another relatively."""
-    if _PACKAGE not in sys.modules:
-        root = types.ModuleType(_PACKAGE)
-        root.__path__ = []
-        sys.modules[_PACKAGE] = root
-    folder = folder.resolve()
-    slug = re.sub(r"\W", "_", folder.name)
-    digest = hashlib.sha1(str(folder).encode()).hexdigest()[:8]
-    name = f"{_PACKAGE}.{slug}_{digest}"
-    if name not in sys.modules:
-        package = types.ModuleType(name)
-        package.__path__ = [str(folder)]
-        sys.modules[name] = package
-    return name
-
-
 def rule_module(rule: Rule) -> types.ModuleType | None:
     """The module beside a rule's TOML file (same stem), imported once; None if there is none."""
-    source = rule.file.with_suffix(".py") if rule.file is not None else None
-    if source is None or not source.is_file():
+    if rule.module is None:
         return None
     try:
-        return importlib.import_module(f"{_pack_package(source.parent)}.{source.stem}")
+        return import_rule_module(rule.module)
     except Exception as exc:  # noqa: BLE001 - a pack's broken module is the pack's error
-        raise PackError(f"{source}: cannot import: {type(exc).__name__}: {exc}") from None
+        raise PackError(f"{rule.module}: cannot import: {type(exc).__name__}: {exc}") from None
 
 
 def _module_checks(rule: Rule, module: types.ModuleType) -> dict[str, Check]:
@@ -87,7 +64,7 @@ def _module_checks(rule: Rule, module: types.ModuleType) -> dict[str, Check]:
 
 
 def _project_rule(rule: Rule) -> ProjectRule:
-    where = f"{rule.file or rule.pack}: rule {rule.code}"
+    where = f"{rule.module or rule.pack}: rule {rule.code}"
     module = rule_module(rule)
     own = _module_checks(rule, module) if module is not None else {}
     reads = {p.reads for p in _cases(rule)}
@@ -102,7 +79,7 @@ def _project_rule(rule: Rule) -> ProjectRule:
         if case.reads not in PROJECT_DATA_ITEMS or not case.names or case.safety is not None:
             raise PackError(
                 f"{where}: the case reading {case.reads!r} needs a check of it in "
-                f"{rule.file.with_suffix('.py').name if rule.file else 'a module'} "
+                f"{rule.module or 'a code module beside the rule file'} "
                 "(a data case has `names`, no `safety`, and reads a pin, env, command, image "
                 "or line)"
             )
