@@ -1,6 +1,7 @@
 """Project rules as packs write them: data cases (a TOML file), code modules beside them, and
-the checks the loader and the dispatcher make. The pack here is a user's pack in a temporary
-folder, so these tests name no built-in rule."""
+the checks the loader and the dispatcher make. The packs here are made in a temporary folder,
+so these tests name no built-in rule: a data pack is loaded as a user's pack, a pack with code
+as a built-in one would be (a user's pack never runs code)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import pytest
 from neuron_migrate.api import enabled_rules
 from neuron_migrate.checkers.python import Job, Options
 from neuron_migrate.config.settings import Settings
-from neuron_migrate.packs.loader import PackError, load_rules
+from neuron_migrate.packs.loader import PackError, load_pack, load_rules
 from neuron_migrate.workspace import filekinds
 
 PACK = """\
@@ -128,9 +129,19 @@ def _pack(tmp_path: Path, files: dict[str, str]) -> Path:
     return folder
 
 
+def _job(folder: Path, fix: bool = False, unsafe: bool = False) -> Job:
+    """A run with the pack's rules only: a user's pack, or one with code (as if built in)."""
+    if any(folder.glob("*.py")):
+        settings = Settings(root=folder.parent)
+        rules = tuple(load_pack(folder, with_code=True))
+    else:
+        settings = Settings(packs=(str(folder),), select=("NM99",), root=folder.parent)
+        rules = enabled_rules(settings)
+    return Job(rules, settings, Options(fix=fix, unsafe_fixes=unsafe))
+
+
 def _check(folder: Path, filename: str, text: str, fix: bool = False):
-    settings = Settings(packs=(str(folder),), select=("NM99",), root=folder.parent)
-    job = Job(enabled_rules(settings), settings, Options(fix=fix))
+    job = _job(folder, fix)
     return filekinds.source_checker("project")(textwrap.dedent(text), filename, job, filename)
 
 
@@ -180,6 +191,18 @@ def test_a_fix_without_a_module_is_refused(tmp_path: Path):
     rule = CODE_RULE.replace('code = "NM992"', 'code = "NM993"')
     folder = _pack(tmp_path, {"NM993_cuda_local_version.toml": rule})
     with pytest.raises(PackError, match="needs a code module NM993_cuda_local_version.py"):
+        load_rules((str(folder),))
+
+
+def test_a_users_pack_runs_no_code(tmp_path: Path):
+    folder = _pack(
+        tmp_path,
+        {
+            "NM992_cuda_local_version.toml": CODE_RULE,
+            "NM992_cuda_local_version.py": "raise SystemExit('ran')\n",
+        },
+    )
+    with pytest.raises(PackError, match="in a built-in pack"):
         load_rules((str(folder),))
 
 
@@ -310,8 +333,7 @@ def test_a_code_rule_edits_lines_and_words(tmp_path: Path):
         "pip install -i https://x/whl/cu121 torch\n"
         "torchrun --nproc_per_node=gpu t.py\n"
     )
-    settings = Settings(packs=(str(folder),), select=("NM99",), root=tmp_path)
-    job = Job(enabled_rules(settings), settings, Options(fix=True, unsafe_fixes=True))
+    job = _job(folder, fix=True, unsafe=True)
     result = filekinds.source_checker("project")(script, "run.sh", job, "run.sh")
     assert result.fixed_source == (
         "export NEURON_RT_VISIBLE_CORES=0,1  # two\n"

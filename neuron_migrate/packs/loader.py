@@ -360,12 +360,14 @@ def _with_lists(rule: Rule, lists: dict[str, list[str]]) -> Rule:
     return replace(rule, lists={k: tuple(v) for k, v in lists.items()})
 
 
-def load_pack(path: Path) -> list[Rule]:
+def load_pack(path: Path, with_code: bool = False) -> list[Rule]:
     """Read one pack: a folder (`pack.toml` with `[pack]` and `[lists]`, then one file per
     rule whose top-level keys are the rule's) or a single file with `[[rule]]` tables.
+    `with_code`: the rules' code modules may run (built-in packs: a user's pack is data, so
+    that checking a repository never runs code its configuration names).
     Raises PackError naming the file and the field."""
     if path.is_dir():
-        return _load_pack_dir(path)
+        return _load_pack_dir(path, with_code)
     data = _read_toml(path)
     name, lists = _pack_header(path, data)
     rules = data.get("rule")
@@ -382,7 +384,7 @@ def rule_files(folder: Path) -> list[Path]:
     return sorted(p for p in folder.glob("*.toml") if p.name != PACK_FILE)
 
 
-def _load_pack_dir(folder: Path) -> list[Rule]:
+def _load_pack_dir(folder: Path, with_code: bool) -> list[Rule]:
     header = folder / PACK_FILE
     name, lists = _pack_header(header, _read_toml(header))
     files = rule_files(folder)
@@ -392,7 +394,8 @@ def _load_pack_dir(folder: Path) -> list[Rule]:
     for file in files:
         rule = _with_lists(_rule(file, name, 0, _expand(_read_toml(file), lists, file)), lists)
         code = file.with_suffix(".py")
-        rules.append(_needs_code(file, replace(rule, module=str(code) if code.is_file() else None)))
+        module = str(code) if with_code and code.is_file() else None
+        rules.append(_needs_code(file, replace(rule, module=module)))
     return rules
 
 
@@ -417,8 +420,9 @@ def _needs_code(path: Path, rule: Rule) -> Rule:
                     path,
                     f"rule {rule.code}",
                     f"the case reading {pattern.reads!r} needs a code module {path.stem}.py "
-                    "beside the rule file (a case without one has `names`, no `safety`, and "
-                    f"reads {', '.join(sorted(PROJECT_DATA_ITEMS))})",
+                    "beside the rule file, in a built-in pack (a user's pack is data: a case "
+                    "has `names`, no `safety`, and reads "
+                    f"{', '.join(sorted(PROJECT_DATA_ITEMS))})",
                 )
     return rule
 
@@ -439,12 +443,12 @@ def builtin_rules_dir() -> Path:
 
 @lru_cache(maxsize=8)
 def _load_all(extra: tuple[str, ...]) -> tuple[Rule, ...]:
-    paths = sorted(p for p in builtin_rules_dir().iterdir() if (p / PACK_FILE).is_file())
-    paths += [Path(p) for p in extra]
+    builtin = sorted(p for p in builtin_rules_dir().iterdir() if (p / PACK_FILE).is_file())
+    paths = [(p, True) for p in builtin] + [(Path(p), False) for p in extra]
     rules: list[Rule] = []
     seen: dict[str, Path] = {}
-    for path in paths:
-        for rule in load_pack(path):
+    for path, with_code in paths:
+        for rule in load_pack(path, with_code):
             for key in (rule.code, rule.name):
                 if key in seen:
                     raise PackError(
