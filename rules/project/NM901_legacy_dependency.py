@@ -3,7 +3,7 @@ torch-neuronx is repinned to the native family, libraries built on PyTorch/XLA a
 
 from __future__ import annotations
 
-from neuron_migrate.checkers.project.api import Context, Pin, Report, checks
+from neuron_migrate.checkers.project.api import Context, Pin, Report, checks, report_by_names
 
 from . import pack
 
@@ -32,7 +32,5 @@ def check(pin: Pin, ctx: Context) -> list[Report]:
         return [ctx.report(pin, "xla-backend", replacement=new, **values)]
     if pack.is_legacy_neuronx(ctx, pin):
         return [ctx.report(pin, "legacy-neuronx", replacement=pin.repinned(specifier), **values)]
-    for case in ctx.cases("pin"):
-        if case.safety is None and any(pin.named(n) for n in case.names):
-            return [ctx.report(pin, case, **values)]
-    return []
+    # the libraries built on PyTorch/XLA: data, reported as they are
+    return report_by_names(pin, ctx, [c for c in ctx.cases("pin") if c.safety is None])

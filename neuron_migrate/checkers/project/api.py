@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import fnmatch
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -58,6 +58,7 @@ __all__ = [
     "Safety",
     "Word",
     "checks",
+    "report_by_names",
 ]
 
 # ---- items: what the formats read -------------------------------------------------------------
@@ -331,12 +332,17 @@ def _name_of(item: Item) -> str | None:
 
 
 def default_check(item: Item, ctx: Context) -> list[Report]:
-    """What a case without a module reports: a pin, an image or an option whose name matches
-    one of its `names` (globs), an assignment to a variable it names, a command that starts
-    with the words of one of its names, a line where one of its names (regular expressions) is
-    found."""
+    """What the cases of a rule without a module report: see `report_by_names`."""
+    return report_by_names(item, ctx, ctx.cases(item_type(item)))
+
+
+def report_by_names(item: Item, ctx: Context, cases: Iterable[Pattern]) -> list[Report]:
+    """The reports of data `cases` (no fix) on an item: a pin, an image or an option whose
+    name matches one of a case's `names` (globs), an assignment to a variable it names, a
+    command that starts with the words of one of its names, a line where one of its names
+    (regular expressions) is found. A module calls it for its cases that are plain data."""
     out = []
-    for case in ctx.cases(item_type(item)):
+    for case in cases:
         for name in case.names:
             if isinstance(item, Pin) and item.named(name):
                 out.append(ctx.report(item, case, pin=item.shown, name=item.requirement.name))
