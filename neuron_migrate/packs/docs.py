@@ -12,7 +12,7 @@ README_BEGIN = (
 README_END = "<!-- rules-table:end -->"
 
 
-# the conventional aliases RULES.md writes names with, for display only
+# the conventional aliases the rule catalogue writes names with, for display only
 _ALIASES = {
     "torch_xla.core.xla_model": "xm",
     "torch_xla.runtime": "xr",
