@@ -1,0 +1,98 @@
+"""scripts/new_rule.py: the new rule's file loads, is valid under the schema, and its example
+fails until the author fills it in (`pytest tests/test_rule_examples.py -k CODE`)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from neuron_migrate.api import enabled_rules
+from neuron_migrate.checkers.python import Job, Options
+from neuron_migrate.config.settings import Settings
+from neuron_migrate.config.tomlread import tomllib
+from neuron_migrate.packs.loader import load_pack, load_rules
+from neuron_migrate.workspace import filekinds
+from tests.conftest import REPO
+
+_spec = importlib.util.spec_from_file_location("new_rule", REPO / "scripts" / "new_rule.py")
+new_rule = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(new_rule)
+
+USED = {r.code for r in load_rules()}
+CODE = next(f"NM{n}" for n in range(999, 100, -1) if f"NM{n}" not in USED)
+NAME = "scaffolded-example-rule"
+
+
+@pytest.fixture
+def demo_pack(tmp_path: Path) -> Path:
+    """A pack of its own beside copies of the built-in ones (so codes stay unique)."""
+    rules = tmp_path / "rules"
+    shutil.copytree(REPO / "rules", rules)
+    (rules / "demo").mkdir()
+    (rules / "demo" / "pack.toml").write_text('[pack]\nname = "demo"\n', encoding="utf-8")
+    new_rule.create("demo", CODE, NAME, rules)
+    return rules / "demo"
+
+
+def test_scaffold_loads_and_its_example_fails(demo_pack: Path):
+    path = demo_pack / f"{CODE}_{NAME.replace('-', '_')}.toml"
+    [rule] = load_pack(demo_pack)
+    assert (rule.code, rule.name, rule.pack) == (CODE, NAME, "demo")
+    assert rule.examples and rule.ok and rule.why and rule.fix_text
+    jsonschema = pytest.importorskip("jsonschema")
+    schema = json.loads((REPO / "rules" / "rule.schema.json").read_text(encoding="utf-8"))
+    jsonschema.validate(tomllib.loads(path.read_text(encoding="utf-8")), schema)
+    # what tests/test_rule_examples.py::test_example_is_reported asserts: it must fail
+    settings = Settings(select=("ALL",), packs=(str(demo_pack),), root=REPO)
+    job = Job(enabled_rules(settings), settings, Options())
+    assert CODE in {r.code for r in job.rules}
+    example = rule.examples[0]
+    result = filekinds.source_checker("python")(example.before, "snippet.py", job)
+    assert CODE not in [f.code for f in result.findings]
+
+
+def test_scaffold_refuses_a_taken_code_or_an_unknown_pack(tmp_path: Path):
+    shutil.copytree(REPO / "rules", tmp_path / "rules")
+    taken = sorted(USED)[0]
+    with pytest.raises(SystemExit, match="already used"):
+        new_rule.create("xla", taken, "fresh-name", tmp_path / "rules")
+    with pytest.raises(SystemExit, match="no pack"):
+        new_rule.create("no-such-pack", CODE, NAME, tmp_path / "rules")
+    with pytest.raises(SystemExit, match="kebab-case"):
+        new_rule.create("xla", CODE, "Not_Kebab", tmp_path / "rules")
+
+
+@pytest.mark.slow
+def test_rule_examples_fail_for_the_scaffolded_rule_in_a_copy(tmp_path: Path):
+    """The real thing: a copy of the repository, the script, then pytest -k CODE fails."""
+    copy = tmp_path / "repo"
+    copy.mkdir()
+    for part in ("neuron_migrate", "rules", "tests", "scripts"):
+        shutil.copytree(REPO / part, copy / part, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(REPO / "pyproject.toml", copy)
+    made = subprocess.run(
+        [sys.executable, "scripts/new_rule.py", "xla", CODE, NAME],
+        cwd=copy,
+        capture_output=True,
+        text=True,
+    )
+    assert made.returncode == 0, made.stderr
+    env = {**os.environ, "PYTHONPATH": str(copy)}
+    tests = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q"]
+        + ["tests/test_rule_examples.py", "-k", CODE],
+        cwd=copy,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    # 1: tests ran and failed (5 would mean nothing was selected: the copy was not used)
+    assert tests.returncode == 1, tests.stdout[-3000:]
+    assert f"test_example_is_reported[{CODE}-example1]" in tests.stdout
