@@ -5,7 +5,9 @@
 
 writes rules/<PACK>/<CODE>_<name>.toml (rules/xla/NM321_xla_barrier.toml), which loads, validates
 against rules/rule.schema.json, and makes `pytest tests/test_rule_examples.py -k CODE` fail
-until its match and examples say what the rule does. CONTRIBUTING.md walks through the rest.
+until its match and examples say what the rule does. With --code-rule the rule's matches are
+kind "code" tables and a module beside it (NM321_xla_barrier.py) holds a CodeRule visitor to
+fill in (neuron_migrate/engine/coderule.py). CONTRIBUTING.md walks through the rest.
 
 A script rather than a `neuron-migrate` command: it writes into the repository's rules/
 (a contributor's job, on a source checkout), and the command line users run stays as it is.
@@ -76,6 +78,49 @@ TODO: what --fix writes (leave `after` out for a manual rule: then `before` must
 '''
 
 
+# with --code-rule: the same file, but its matches are reported by the module beside it
+CODE_MATCH = """\
+# what the rule finds: the module beside this file reports with these tables
+# (`case` names the table; its message and safety are the finding's; no safety: manual)
+[[match]]
+kind = "code"
+case = "todo"
+names = ["todo_legacy_package.module.call"]  # fully qualified; the module reads them
+# safety = "unsafe"
+"""
+
+CODE_MODULE = '''\
+"""{code} {name}: TODO what this rule finds that a table cannot say.
+
+TODO: when the fix is offered, and when the finding is left manual.
+
+The rule's messages, safety, `why`, `fix`, `source` and examples are in its TOML file:
+{stem}.toml
+The context a rule may use and the edit builders: neuron_migrate/engine/coderule.py.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from neuron_migrate.engine.coderule import CodeRule, matches_name
+
+
+class {cls}(CodeRule):
+    def __init__(self, *args) -> None:
+        super().__init__(*args)
+        self.names = self.pattern("todo").names
+
+    def visit_Call(self, node: cst.Call) -> None:
+        qname = self.ctx.qname(node.func)
+        if qname is None or not matches_name(qname, self.names):
+            return
+        # TODO: the logic a table cannot say. Report with the [[match]] `case` it concerns;
+        # pass edits for a fix, e.g. edits=[self.ctx.replace(node, "torch.TODO()")]
+        self.report(node, case="todo")
+'''
+
+
 def rule_file_name(code: str, name: str) -> str:
     return f"{code}_{name.replace('-', '_')}.toml"
 
@@ -104,11 +149,22 @@ def create(pack: str, code: str, name: str, rules_dir: Path, code_rule: bool = F
     codes, names = taken(rules_dir)
     if code in codes or name in names:
         raise SystemExit(f"{code if code in codes else name} is already used by a rule")
-    if code_rule:
-        raise SystemExit("--code-rule: the code-rule API is not on this branch yet")
     path = folder / rule_file_name(code, name)
-    path.write_text(DATA_RULE.format(pack=pack, code=code, name=name), encoding="utf-8")
-    return [path]
+    text = DATA_RULE.format(pack=pack, code=code, name=name)
+    if not code_rule:
+        path.write_text(text, encoding="utf-8")
+        return [path]
+    # the data rule's [[match]] table gives way to kind "code" tables the module reports with
+    start = text.index("# what the rule finds")
+    end = text.index("[[example]]")
+    text = text[:start] + CODE_MATCH + "\n" + text[end:]
+    module = path.with_suffix(".py")
+    cls = "".join(part.capitalize() for part in name.split("-"))
+    path.write_text(text, encoding="utf-8")
+    module.write_text(
+        CODE_MODULE.format(code=code, name=name, stem=path.stem, cls=cls), encoding="utf-8"
+    )
+    return [path, module]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -119,7 +175,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("pack", help="the pack folder under rules/ (xla, neuron-beta, ...)")
     parser.add_argument("code", help="the new code, NM and three digits")
     parser.add_argument("name", help="the new name, kebab-case")
-    parser.add_argument("--code-rule", action="store_true", help="also a Python module")
+    parser.add_argument("--code-rule", action="store_true", help="also a code module beside it")
     parser.add_argument("--rules-dir", type=Path, default=REPO / "rules", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     for path in create(args.pack, args.code, args.name, args.rules_dir, args.code_rule):

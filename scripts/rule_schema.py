@@ -28,7 +28,7 @@ sys.path.insert(0, str(REPO))
 
 from neuron_migrate.config.tomlread import tomllib  # noqa: E402
 from neuron_migrate.model import Severity  # noqa: E402
-from neuron_migrate.packs import loader  # noqa: E402
+from neuron_migrate.packs import loader, vocabulary  # noqa: E402
 from neuron_migrate.packs.vocabulary import ACTION_PARAMS  # noqa: E402
 
 RULES = REPO / "rules"
@@ -54,31 +54,39 @@ def _enum(values: Any, description: str) -> dict[str, Any]:
     return {"type": "string", "enum": sorted(values), "description": description}
 
 
-# [[match]] fields that are not an action's; the vocabularies come from the loader
+def _choice(values: dict[str, str], description: str) -> dict[str, Any]:
+    """An enum whose help lists each value with its documentation."""
+    lines = [description] + [f"- {key}: {doc}" for key, doc in sorted(values.items())]
+    return _enum(values, "\n".join(lines))
+
+
+# the type of each [[match]] field that is not an action's; its help is the vocabulary's
+MATCH_TYPES: dict[str, dict[str, Any]] = {
+    "kind": _choice(
+        {
+            **vocabulary.MATCH_KINDS,
+            **{k: "read by the project-file checker" for k in vocabulary.PROJECT_KINDS},
+        },
+        vocabulary.PATTERN_FIELDS["kind"],
+    ),
+    "names": TEXTS,
+    "where": _choice(vocabulary.WHERE, vocabulary.PATTERN_FIELDS["where"]),
+    "args": _choice(vocabulary.ARGS, vocabulary.PATTERN_FIELDS["args"]),
+    "when": {"type": "string", "pattern": "^[A-Za-z_][A-Za-z0-9_]*$"},
+    "case": TEXT,
+    "action": _enum(ACTION_PARAMS, vocabulary.PATTERN_FIELDS["action"]),
+    "safety": {"type": "string", "enum": ["safe", "unsafe"]},
+    "message": TEXT,
+    "triggers": TEXTS,
+    "keywords": TEXTS,
+    "no-keywords": TEXTS,
+    "keyword-values": TABLE,
+    "values": TEXTS,
+    "unused": {"type": "boolean"},
+}
 MATCH_FIELDS: dict[str, dict[str, Any]] = {
-    "kind": _enum(loader.MATCH_KINDS, "What this match looks for."),
-    "names": _doc(
-        TEXTS,
-        "Qualified names (resolved through the file's imports, never the spelling), modules, "
-        "methods, variables or packages, by kind. `@list` stands for the pack's [lists] entry.",
-    ),
-    "where": _enum(loader.WHERE, "Where the node must stand (default any)."),
-    "args": _enum(loader.ARGS, "How many arguments the call may have (default any)."),
-    "when": _enum(loader.CONDITIONS, "An extra condition the node must meet."),
-    "action": _enum(ACTION_PARAMS, "The edit that fixes it; none means a manual finding."),
-    "safety": _enum(
-        {"safe", "unsafe"}, "safe: the meaning is kept; unsafe: applied only with --unsafe-fixes."
-    ),
-    "message": _doc(TEXT, "This match's message instead of the rule's (same placeholders)."),
-    "triggers": _doc(TEXTS, "Byte regexes for the prefilter instead of the kind's defaults."),
-    "needs-setting": _doc(TEXT, "Only when this setting is on (for example compile)."),
-    "keywords": _doc(TEXTS, "The call passes at least one of these keywords."),
-    "no-keywords": _doc(TEXTS, "The call passes none of these keywords."),
-    "keyword-values": _doc(TABLE, "The call passes these keywords with exactly this code."),
-    "values": _doc(TEXTS, "Kind keyword: the keyword's value is one of these (code)."),
-    "requires-import": _doc(TEXTS, "The file imports one of these modules (or one below them)."),
-    "unused": _doc({"type": "boolean"}, "Kind import: the names it binds are used nowhere else."),
-    "first-arg": _doc(TEXT, "The call's first argument resolves to this qualified name."),
+    key: {"description": doc, **MATCH_TYPES[key]} if key in MATCH_TYPES else {}
+    for key, doc in vocabulary.PATTERN_FIELDS.items()
 }
 # fields an action takes (neuron_migrate/packs/vocabulary.py says which action takes which)
 ACTION_FIELDS: dict[str, dict[str, Any]] = {
@@ -104,7 +112,7 @@ RULE_FIELDS: dict[str, dict[str, Any]] = {
     "code": {
         "type": "string",
         "pattern": loader.CODE_RE.pattern,
-        "description": "NM followed by three digits; public, never reused.",
+        "description": "NM, an optional capital letter (a pack's), three digits; public, never reused.",
     },
     "name": {
         "type": "string",
@@ -170,7 +178,8 @@ def _described(keys: set[str], fields: dict[str, dict[str, Any]], what: str) -> 
 
 
 def _action_conditions() -> list[dict[str, Any]]:
-    """An action's fields go with that action only; an action needs a safety."""
+    """An action's fields go with that action only; an action needs a safety; kind code needs
+    a case, and only kind code has one."""
     params = sorted({key for keys in ACTION_PARAMS.values() for key in keys})
     out: list[dict[str, Any]] = [
         {
@@ -179,6 +188,13 @@ def _action_conditions() -> list[dict[str, Any]]:
             "else": {"properties": {key: False for key in params}},
         }
     ]
+    out.append(
+        {
+            "if": {"properties": {"kind": {"const": "code"}}, "required": ["kind"]},
+            "then": {"required": ["case"]},
+            "else": {"properties": {"case": False}},
+        }
+    )
     for action, allowed in sorted(ACTION_PARAMS.items()):
         banned = [key for key in params if key not in allowed]
         if banned:
@@ -194,7 +210,7 @@ def _action_conditions() -> list[dict[str, Any]]:
 def rule_schema() -> dict[str, Any]:
     action_keys = {key for keys in ACTION_PARAMS.values() for key in keys}
     _described(loader.RULE_KEYS, RULE_FIELDS, "RULE_KEYS")
-    _described(loader.PATTERN_KEYS - action_keys, MATCH_FIELDS, "PATTERN_KEYS")
+    _described(vocabulary.PATTERN_KEYS - action_keys, MATCH_TYPES, "PATTERN_KEYS")
     _described(action_keys, ACTION_FIELDS, "action fields (vocabulary.ACTION_PARAMS)")
     _described(set(loader.Example.__dataclass_fields__), EXAMPLE_FIELDS, "Example fields")
     match_fields = {**MATCH_FIELDS, **ACTION_FIELDS}
@@ -259,6 +275,12 @@ def pack_schema() -> dict[str, Any]:
                 "type": "object",
                 "description": 'Shared name lists: "@key" in any rule\'s list stands for one.',
                 "additionalProperties": {"type": "array", "items": TEXT},
+            },
+            "aliases": {
+                "type": "object",
+                "description": 'Module -> its conventional short name in the docs ("torch.distributed" '
+                '= "dist"): `explain` and the README table write `dist.init_process_group`.',
+                "additionalProperties": TEXT,
             },
             "rule": {
                 "type": "array",

@@ -9,7 +9,7 @@ import json
 import pytest
 
 from neuron_migrate.config.tomlread import tomllib
-from neuron_migrate.packs import loader
+from neuron_migrate.packs import loader, vocabulary
 from neuron_migrate.packs.vocabulary import ACTION_PARAMS
 from tests.conftest import REPO
 
@@ -45,15 +45,15 @@ def test_schemas_and_headers_are_current():
 
 def test_schema_keys_are_the_loaders():
     match = RULE["definitions"]["match"]
-    action_keys = {k for keys in ACTION_PARAMS.values() for k in keys}
     assert set(RULE["properties"]) == loader.RULE_KEYS
     assert set(RULE["required"]) <= loader.RULE_KEYS
-    assert set(match["properties"]) == loader.PATTERN_KEYS | action_keys
-    assert set(match["properties"]["kind"]["enum"]) == loader.MATCH_KINDS
-    assert set(match["properties"]["when"]["enum"]) == loader.CONDITIONS
-    assert set(match["properties"]["where"]["enum"]) == loader.WHERE
-    assert set(match["properties"]["args"]["enum"]) == loader.ARGS
+    assert set(match["properties"]) == vocabulary.PATTERN_KEYS
+    assert set(match["properties"]["kind"]["enum"]) == vocabulary.ALL_KINDS
+    assert set(match["properties"]["where"]["enum"]) == set(vocabulary.WHERE)
+    assert set(match["properties"]["args"]["enum"]) == set(vocabulary.ARGS)
     assert set(match["properties"]["action"]["enum"]) == set(ACTION_PARAMS)
+    example = RULE["definitions"]["example"]["properties"]
+    assert set(example) == set(loader.Example.__dataclass_fields__)
 
 
 @pytest.mark.parametrize(
@@ -92,6 +92,9 @@ GOOD = {
         {"severity": "fatal"},
         {"match": [{"kind": "call", "names": ["a"], "colour": "red"}]},
         {"match": [{"kind": "no-such-kind"}]},
+        {"match": [{"kind": "code", "names": ["a"]}]},  # kind code without a case
+        {"match": [{"kind": "call", "names": ["a"], "case": "x"}]},  # a case without kind code
+        {"match": [{"kind": "call", "names": ["a"], "when": "not a function name"}]},
         {"match": [{"kind": "call", "names": ["a"], "action": "remove-statement"}]},  # no safety
         # a field of another action
         {
