@@ -46,6 +46,7 @@ def test_pool_output_is_identical_to_one_process(tmp_path):
         )
 
 
+@pytest.mark.slow
 def test_pool_fix_matches_serial_fix(tmp_path):
     a, b = tmp_path / "a", tmp_path / "b"
     a.mkdir()

@@ -341,6 +341,7 @@ def _relayout(snippet: str, layout: Layout) -> str:
 ok_modules = st.builds(_relayout, st.sampled_from(OK_SNIPPETS), layouts)
 
 
+@pytest.mark.slow
 @settings(max_examples=80, **CONFIG)
 @given(
     st.one_of(
@@ -379,6 +380,7 @@ def test_comments_survive_the_fix(source, opts):
 crlf = st.builds(Layout, st.sampled_from(["    ", "\t"]), st.just("\r\n"), st.booleans())
 
 
+@pytest.mark.slow
 @settings(max_examples=40, **CONFIG)
 @given(modules(layout=crlf), options)
 def test_crlf_input_gives_crlf_output(source, opts):
