@@ -143,7 +143,9 @@ def create(pack: str, code: str, name: str, rules_dir: Path, code_rule: bool = F
         packs = sorted(p.parent.name for p in rules_dir.glob(f"*/{loader.PACK_FILE}"))
         raise SystemExit(f"no pack {pack!r} in {rules_dir} (packs: {', '.join(packs)})")
     if not loader.CODE_RE.match(code):
-        raise SystemExit(f"{code!r}: a code is NM and three digits (NM321)")
+        raise SystemExit(
+            f"{code!r}: a code is NM, an optional capital letter and three digits (NM321, NMC101)"
+        )
     if not loader.NAME_RE.match(name):
         raise SystemExit(f"{name!r}: a name is kebab-case (xla-barrier)")
     codes, names = taken(rules_dir)
@@ -173,7 +175,7 @@ def main(argv: list[str] | None = None) -> int:
         epilog="Then: fill in the TODOs, run `pytest tests/test_rule_examples.py -k CODE`.",
     )
     parser.add_argument("pack", help="the pack folder under rules/ (xla, neuron-beta, ...)")
-    parser.add_argument("code", help="the new code, NM and three digits")
+    parser.add_argument("code", help="the new code: NM321, or with a pack letter NMC101")
     parser.add_argument("name", help="the new name, kebab-case")
     parser.add_argument("--code-rule", action="store_true", help="also a code module beside it")
     parser.add_argument("--rules-dir", type=Path, default=REPO / "rules", help=argparse.SUPPRESS)
