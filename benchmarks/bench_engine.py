@@ -32,7 +32,7 @@ from pathlib import Path
 import libcst
 
 from neuron_migrate.api import enabled_rules, run
-from neuron_migrate.checkers.python import Job, Options
+from neuron_migrate.checkers.base import Job, Options
 from neuron_migrate.config.settings import Settings
 from neuron_migrate.workspace.discovery import discover
 

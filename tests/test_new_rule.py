@@ -13,13 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from neuron_migrate.api import enabled_rules
-from neuron_migrate.checkers.python import Job, Options
+from neuron_migrate.api import check_text, enabled_rules
+from neuron_migrate.checkers.base import Job, Options
 from neuron_migrate.config.settings import Settings
 from neuron_migrate.config.tomlread import tomllib
 from neuron_migrate.engine.coderule import load_rule_module
 from neuron_migrate.packs.loader import load_pack, load_rules
-from neuron_migrate.workspace import filekinds
 from tests.conftest import REPO
 
 _spec = importlib.util.spec_from_file_location("new_rule", REPO / "scripts" / "new_rule.py")
@@ -61,7 +60,7 @@ def test_scaffold_loads_and_its_example_fails(tmp_path: Path, code_rule: bool):
     job = Job(enabled_rules(settings), settings, Options())
     assert CODE in {r.code for r in job.rules}
     example = rule.examples[0]
-    result = filekinds.source_checker("python")(example.before, "snippet.py", job)
+    result = check_text(example.before, "snippet.py", job)
     assert result.error is None
     assert CODE not in [f.code for f in result.findings]
     # and the rule works once its names say what the example calls
@@ -69,7 +68,7 @@ def test_scaffold_loads_and_its_example_fails(tmp_path: Path, code_rule: bool):
     path.write_text(filled, encoding="utf-8")
     settings = Settings(select=(CODE,), packs=(str(demo_pack),), root=REPO)
     job = Job(tuple(load_pack(demo_pack)), settings, Options())
-    result = filekinds.source_checker("python")(example.before, "snippet.py", job)
+    result = check_text(example.before, "snippet.py", job)
     assert [f.code for f in result.findings] == [CODE]
 
 
