@@ -10,7 +10,8 @@ from pathlib import Path
 from neuron_migrate.checkers.python import Job, Options, problem
 from neuron_migrate.config.settings import Settings, select_rules
 from neuron_migrate.model import FileResult, Finding
-from neuron_migrate.packs.loader import Rule, load_rules
+from neuron_migrate.packs.docs import ExampleRun
+from neuron_migrate.packs.loader import Example, Rule, load_rules
 from neuron_migrate.workspace import filekinds
 from neuron_migrate.workspace.cache import Cache
 from neuron_migrate.workspace.discovery import discover, resolve
@@ -129,3 +130,58 @@ def run_source(text: str, filename: str, settings: Settings, options: Options) -
     return filekinds.source_checker(kind)(
         text, filename, job, _relative(Path(filename), settings.root)
     )
+
+
+# the rule that removes the imports a fix leaves unused: its change is part of every example's
+# "after" (tests/test_rule_examples.py fixes with it), so it is not "another rule"
+_IMPORT_CLEANUP = "unused-legacy-import"
+
+
+def _example_job(example: Example, packs: tuple[str, ...], jobs: dict) -> Job:
+    unsafe = bool(example.settings.get("unsafe-fixes", False))
+    key = (
+        str(example.settings.get("target-device", "neuron")),
+        bool(example.settings.get("compile", False)),
+        unsafe,
+    )
+    if key not in jobs:
+        settings = Settings(target_device=key[0], compile=key[1], packs=packs)
+        jobs[key] = Job(enabled_rules(settings), settings, Options(unsafe_fixes=unsafe))
+    return jobs[key]
+
+
+def _run_example(rule: Rule, example: Example, job: Job, names: dict[str, str]) -> ExampleRun:
+    kind = filekinds.kind_of(example.file) or "python"
+    result = filekinds.source_checker(kind)(example.before, example.file, job, example.file)
+    own = tuple((f.span.line, f.message) for f in result.findings if f.code == rule.code)
+    fixed: list[str] = []
+    reported: list[str] = []
+    for finding in result.findings:
+        if finding.code == rule.code or finding.code == "NM000":
+            continue
+        label = f"{finding.code} ({finding.name})"
+        applies = finding.fix is not None and (
+            finding.fix.safety.value == "safe" or job.options.unsafe_fixes
+        )
+        if applies and finding.name != _IMPORT_CLEANUP:
+            if label not in fixed:
+                fixed.append(label)
+        elif label not in reported and finding.name != _IMPORT_CLEANUP:
+            reported.append(label)
+    reported = [label for label in reported if label not in fixed]
+    return ExampleRun(own, tuple(fixed), tuple(reported))
+
+
+def example_runs(rules: tuple[Rule, ...], packs: tuple[str, ...] = ()) -> dict[str, tuple]:
+    """code -> what `check` prints for each of the rule's examples, every rule enabled and the
+    example's own settings (target device, compile, unsafe fixes); no project configuration is
+    read, so the pages are the same wherever they are generated."""
+    jobs: dict = {}
+    names = {r.code: r.name for r in rules}
+    return {
+        rule.code: tuple(
+            _run_example(rule, example, _example_job(example, packs, jobs), names)
+            for example in rule.examples
+        )
+        for rule in rules
+    }

@@ -241,6 +241,9 @@ def check(
                 from neuron_migrate.report.sarif import compute_fixes
 
                 context.fixes = compute_fixes(result.files, settings)
+                from neuron_migrate.api import example_runs
+
+                context.examples = example_runs(all_rules, settings.packs)
             out.write(render(output_format, findings, context))
         if not machine and not quiet:
             out.write(
@@ -440,11 +443,12 @@ def rules(output_format: str, config: Path | None) -> None:
     except (ConfigError, PackError) as exc:
         _fail(str(exc))
         return
-    table = (
-        docs.markdown_table(all_rules)
-        if output_format == "markdown"
-        else docs.plain_table(all_rules)
-    )
+    if output_format == "markdown":
+        from neuron_migrate.api import example_runs
+
+        table = docs.markdown_table(all_rules, example_runs(all_rules, settings.packs))
+    else:
+        table = docs.plain_table(all_rules)
     click.echo(table, nl=False)
 
 
@@ -462,7 +466,10 @@ def explain(code: str) -> None:
     wanted = code.strip()
     for rule in all_rules:
         if wanted.upper() == rule.code or wanted == rule.name:
-            click.echo(docs.explain(rule), nl=False)
+            from neuron_migrate.api import example_runs
+
+            runs = example_runs((rule,))[rule.code]
+            click.echo(docs.explain(rule, runs), nl=False)
             return
     _fail(f"unknown rule `{code}`; `neuron-migrate rules` lists them")
 

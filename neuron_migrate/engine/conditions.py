@@ -37,9 +37,30 @@ def single_index_argument(matcher: Matcher, node: cst.CSTNode) -> bool:
     if not isinstance(node, cst.Call) or len(node.args) != 1:
         return False
     arg = node.args[0]
-    if arg.star:
+    if arg.star or isinstance(arg.value, _NOT_AN_INDEX):
+        return False
+    if isinstance(arg.value, cst.Name) and arg.value.value in ("True", "False"):
         return False
     return arg.keyword is None or arg.keyword.value in ("n", "index")
+
+
+# literals that cannot be a device index: a fix must not write `torch.device("neuron", "foo")`
+_NOT_AN_INDEX = (
+    cst.SimpleString,
+    cst.ConcatenatedString,
+    cst.FormattedString,
+    cst.Float,
+    cst.Imaginary,
+    cst.List,
+    cst.Tuple,
+    cst.Set,
+    cst.Dict,
+    cst.Lambda,
+    cst.ListComp,
+    cst.SetComp,
+    cst.DictComp,
+    cst.GeneratorExp,
+)
 
 
 def is_main_guard(test: cst.BaseExpression) -> bool:
