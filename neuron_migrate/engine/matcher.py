@@ -359,6 +359,8 @@ class Matcher(cst.CSTVisitor):
                         return False
         if pattern.needs_setting is not None and not self.settings_flags.get(pattern.needs_setting):
             return False
+        if any(self.settings_flags.get(f"pinned:{name}") for name in pattern.unless_pinned):
+            return False
         if pattern.requires_import and not self.imports_module(pattern.requires_import):
             return False
         if pattern.when is None:

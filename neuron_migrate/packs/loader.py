@@ -65,6 +65,7 @@ PATTERN_KEYS = {
     "requires-import",  # the file imports one of these modules (or a module below them)
     "unused",  # kinds import: the names the import binds are used nowhere else
     "first-arg",  # the call's first argument resolves to this qualified name (xm.REDUCE_SUM)
+    "unless-pinned",  # the project's dependency files list none of these packages
 } | {key for params in ACTION_PARAMS.values() for key in params}
 RULE_KEYS = {
     "code",
@@ -106,6 +107,7 @@ class Pattern:
     requires_import: tuple[str, ...] = ()
     unused: bool | None = None
     first_arg: str | None = None
+    unless_pinned: tuple[str, ...] = ()
     params: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
 
 
@@ -253,6 +255,9 @@ def _pattern(path: Path, where: str, data: Any) -> Pattern:
         requires_import=_str_list(path, where, data, "requires-import"),
         unused=_bool(path, where, data, "unused"),
         first_arg=_str(path, where, data, "first-arg", required=False),
+        unless_pinned=tuple(
+            re.sub(r"[-_.]+", "-", n).lower() for n in _str_list(path, where, data, "unless-pinned")
+        ),
         params=params,
     )
 

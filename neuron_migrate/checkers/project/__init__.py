@@ -1,4 +1,4 @@
-"""Project files beside the code (pack `project`, NM901-NM905): requirements, pyproject.toml,
+"""Project files beside the code (pack `project`, NM901-NM906): requirements, pyproject.toml,
 setup.cfg, setup.py, shell launchers and Dockerfiles, YAML / JSON / TOML configs.
 
 One format module per syntax; each has `TRIGGER` (a bytes regex: could there be anything to
@@ -17,7 +17,7 @@ from pathlib import Path, PurePath
 
 from neuron_migrate.model import FileResult, Finding, Safety, Span
 
-PACK_CODES = ("NM901", "NM902", "NM903", "NM904", "NM905")
+PACK_CODES = ("NM901", "NM902", "NM903", "NM904", "NM905", "NM906")
 MAX_FIX_ROUNDS = 3
 # configs bigger than this are data (tokenizers, datasets), not configuration
 MAX_CONFIG_BYTES = 2_000_000

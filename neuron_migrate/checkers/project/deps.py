@@ -1,4 +1,5 @@
-"""Dependency pins (NM901 legacy-dependency, NM902 torch-family-mismatch, NM903 python-version),
+"""Dependency pins (NM901 legacy-dependency, NM902 torch-family-mismatch, NM903 python-version,
+NM906 end-of-support-dependency),
 shared by every format that lists requirements. Requirement strings are read with `packaging`.
 
 A format module hands over `Dep`s (a parsed requirement and where it is written) and gets back
@@ -191,6 +192,16 @@ def check(deps: list[Dep]) -> list[Hit]:
                     dep,
                     f"`{shown}` needs PyTorch/XLA; port its uses to "
                     f"{facts.LEGACY_LIBRARIES[dep.name]}, then drop the dependency",
+                    None,
+                )
+            )
+        elif dep.name in facts.END_OF_SUPPORT:
+            hits.append(
+                _hit(
+                    "NM906",
+                    dep,
+                    f"`{shown}`: {facts.END_OF_SUPPORT[dep.name]}; move to TorchNeuron, "
+                    f"`{neuronx_pin}` with `{torch_pin}`",
                     None,
                 )
             )

@@ -32,8 +32,13 @@ LEGACY_LIBRARIES = {
     "neuronx-distributed-training": "TorchTitan or your own loop with FSDP2 / DTensor",
     "optimum-neuron": "plain `transformers`, `trl`, `accelerate`, `peft` and `diffusers`",
 }
+# end of support (NM906): Neuron 2.34 is the last release with it; current users move to
+# torch-neuronx (.../about-neuron/announcements/neuron2.x/announce-eos-libtorch-neuronx-lite.html)
+END_OF_SUPPORT = {
+    "libtorch-neuronx-lite": "Neuron 2.34 is its last release (no release from Neuron 2.35)",
+}
 # packages that make a file a Neuron project (for NM902 / NM903)
-NEURON_PACKAGES = (NEURONX, *XLA_BACKEND, *LEGACY_LIBRARIES)
+NEURON_PACKAGES = (NEURONX, *XLA_BACKEND, *LEGACY_LIBRARIES, *END_OF_SUPPORT)
 
 PYTHON_MIN = (3, 12)
 PYTHON_MAX = (3, 14)
