@@ -36,7 +36,7 @@ def project_folder(root: Path) -> Path | None:
     for candidate in [folder, *folder.parents][:_MAX_PARENTS]:
         if any((candidate / name).is_file() for name in _PROJECT_FILES):
             return candidate
-        if any(candidate.glob(glob) for glob in _REQUIREMENT_GLOBS):
+        if any(next(candidate.glob(glob), None) for glob in _REQUIREMENT_GLOBS):
             return candidate
         if (candidate / ".git").exists():
             return None
