@@ -11,8 +11,10 @@ import json
 import re
 
 import pytest
+from click.testing import CliRunner
 
 from neuron_migrate.api import example_runs
+from neuron_migrate.cli.app import main
 from neuron_migrate.packs import docs
 from neuron_migrate.packs.loader import load_rules
 from neuron_migrate.report import sarif
@@ -61,6 +63,24 @@ def test_explain_shows_what_check_prints(rule, index, example):
         assert not REPEATED_RE.search(message), message
     # every example is on the page, not only the first two
     assert example.before.strip("\n").splitlines()[0] in page
+
+
+def test_check_on_the_command_line_prints_what_the_pages_say():
+    """The same comparison through the real `check` command (JSON output, from stdin)."""
+    for rule in RULES:
+        page = docs.explain(rule, RUNS[rule.code])
+        for example in rule.examples:
+            args = ["check", "--stdin-filename", example.file, "--format", "json", "--no-cache"]
+            if example.settings.get("target-device"):
+                args += ["--target-device", example.settings["target-device"]]
+            if example.settings.get("compile"):
+                args.append("--compile")
+            result = CliRunner().invoke(main, args, input=example.before)
+            findings = [f for f in json.loads(result.output) if f["code"] == rule.code]
+            assert findings, (rule.code, result.output)
+            for finding in findings:
+                line = finding["line"]
+                assert f"- line {line}: {finding['message']}" in page, (rule.code, finding)
 
 
 @pytest.mark.parametrize("rule", RULES, ids=[r.code for r in RULES])
