@@ -163,3 +163,35 @@ def test_an_index_argument_follows_the_torchrun_examples():
     code = "import torch_xla.core.xla_model as xm\ndev = xm.xla_device(n=local_rank)\n"
     result = run_code(code, fix=True, unsafe=True)
     assert 'dev = torch.device("neuron")\n' in result.fixed_source
+
+
+# ---- placeholders a message may use whatever the code looks like ----------------------------
+
+# what every hit has (engine/matcher.py, report of each kind); {argN} and {kw_*} exist only when
+# the call passes them, so a message that needs them can print "{arg0}"
+ALWAYS = {
+    "name", "call", "qname", "attr", "resolves_to", "device", "device_name", "backend",
+    "process_group", "synchronize", "args", "keyword", "value", "var", "target", "receiver",
+    "item",
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("rule", RULES, ids=[r.code for r in RULES])
+def test_messages_use_only_placeholders_every_finding_has(rule):
+    templates = [rule.message] + [p.message for p in rule.patterns if p.message]
+    for template in templates:
+        used = set(re.findall(r"\{([a-z_0-9]+)\}", template))
+        extra = {u for u in used - ALWAYS if not u.startswith("glob")}
+        assert not extra, (rule.code, extra, template)
+
+
+def test_a_keyword_only_call_prints_no_placeholder():
+    code = (
+        "import torch_xla.core.xla_model as xm\n"
+        "import torch_xla.distributed.xla_multiprocessing as xmp\n"
+        "xm.optimizer_step(optimizer=opt)\n"
+        "xm.add_step_closure(closure=report)\n"
+        "xmp.spawn(fn=main, args=())\n"
+    )
+    for finding in run_code(code).findings:
+        assert not PLACEHOLDER_RE.search(finding.message), finding.message
