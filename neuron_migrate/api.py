@@ -132,56 +132,60 @@ def run_source(text: str, filename: str, settings: Settings, options: Options) -
     )
 
 
-# the rule that removes the imports a fix leaves unused: its change is part of every example's
-# "after" (tests/test_rule_examples.py fixes with it), so it is not "another rule"
-_IMPORT_CLEANUP = "unused-legacy-import"
-
-
-def _example_job(example: Example, packs: tuple[str, ...], jobs: dict) -> Job:
+def _example_job(example: Example, packs: tuple[str, ...], jobs: dict, fix: bool) -> Job:
     unsafe = bool(example.settings.get("unsafe-fixes", False))
     key = (
         str(example.settings.get("target-device", "neuron")),
         bool(example.settings.get("compile", False)),
         unsafe,
+        fix,
     )
     if key not in jobs:
         settings = Settings(target_device=key[0], compile=key[1], packs=packs)
-        jobs[key] = Job(enabled_rules(settings), settings, Options(unsafe_fixes=unsafe))
+        options = Options(fix=fix, unsafe_fixes=unsafe)
+        jobs[key] = Job(enabled_rules(settings), settings, options)
     return jobs[key]
 
 
-def _run_example(rule: Rule, example: Example, job: Job, names: dict[str, str]) -> ExampleRun:
+def _check_example(example: Example, job: Job) -> FileResult:
     kind = filekinds.kind_of(example.file) or "python"
-    result = filekinds.source_checker(kind)(example.before, example.file, job, example.file)
+    return filekinds.source_checker(kind)(example.before, example.file, job, example.file)
+
+
+def _run_example(rule: Rule, example: Example, packs: tuple[str, ...], jobs: dict) -> ExampleRun:
+    job = _example_job(example, packs, jobs, fix=False)
+    result = _check_example(example, job)
     own = tuple((f.span.line, f.message) for f in result.findings if f.code == rule.code)
     fixed: list[str] = []
     reported: list[str] = []
     for finding in result.findings:
-        if finding.code == rule.code or finding.code == "NM000":
+        if finding.code == rule.code:
             continue
         label = f"{finding.code} ({finding.name})"
         applies = finding.fix is not None and (
             finding.fix.safety.value == "safe" or job.options.unsafe_fixes
         )
-        if applies and finding.name != _IMPORT_CLEANUP:
-            if label not in fixed:
-                fixed.append(label)
-        elif label not in reported and finding.name != _IMPORT_CLEANUP:
-            reported.append(label)
+        target = fixed if applies else reported
+        if label not in target:
+            target.append(label)
     reported = [label for label in reported if label not in fixed]
+    if fixed and example.after is not None and rule.fix_safety != "manual":
+        # the example's `after` is this rule's fix: other rules change the code only when
+        # fixing with every rule writes something else
+        everything = _check_example(example, _example_job(example, packs, jobs, fix=True))
+        if (everything.fixed_source or example.before) == example.after:
+            fixed = []
     return ExampleRun(own, tuple(fixed), tuple(reported))
 
 
-def example_runs(rules: tuple[Rule, ...], packs: tuple[str, ...] = ()) -> dict[str, tuple]:
+def example_runs(
+    rules: tuple[Rule, ...], packs: tuple[str, ...] = ()
+) -> dict[str, tuple[ExampleRun, ...]]:
     """code -> what `check` prints for each of the rule's examples, every rule enabled and the
     example's own settings (target device, compile, unsafe fixes); no project configuration is
     read, so the pages are the same wherever they are generated."""
     jobs: dict = {}
-    names = {r.code: r.name for r in rules}
     return {
-        rule.code: tuple(
-            _run_example(rule, example, _example_job(example, packs, jobs), names)
-            for example in rule.examples
-        )
+        rule.code: tuple(_run_example(rule, example, packs, jobs) for example in rule.examples)
         for rule in rules
     }
