@@ -2,7 +2,7 @@
 
 Some findings depend on the project rather than the file: TorchAO on the neuron device is a
 beta limit unless the project installs TorchAO Neuron (`torchao-neuron`). Settings carry the
-pinned names as a fact; a rule pattern reads it with `unless-pinned` (the engine names no rule).
+pinned names as a fact; a code rule reads it with `ctx.setting("pinned:torchao-neuron")`.
 
 Read: requirements*.txt / constraints*.txt, pyproject.toml (PEP 621 dependencies and optional
 dependencies, Poetry dependencies and groups) and setup.cfg (install_requires, extras_require)

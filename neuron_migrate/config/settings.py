@@ -83,8 +83,8 @@ class Settings:
     packs: tuple[str, ...] = ()
     root: Path = field(default_factory=Path.cwd)
     config_path: Path | None = None
-    # packages the project's dependency files list (config/dependencies.py): a fact rules read
-    # with `unless-pinned`; empty unless load_settings read the project
+    # packages the project's dependency files list (config/dependencies.py): a fact code rules
+    # read as the setting `pinned:<package>`; empty unless load_settings read the project
     pinned: frozenset[str] = frozenset()
 
     def with_overrides(self, **changes: Any) -> Settings:
@@ -110,7 +110,7 @@ class Settings:
         )
 
     def flags(self) -> dict[str, bool]:
-        """What patterns test with `needs-setting` and `unless-pinned`."""
+        """The settings code rules read with `ctx.setting(name)`: `compile`, `pinned:<package>`."""
         return {"compile": self.compile, **{f"pinned:{name}": True for name in self.pinned}}
 
 
