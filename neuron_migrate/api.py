@@ -195,3 +195,11 @@ def example_runs(
         rule.code: tuple(_run_example(rule, example, packs, jobs) for example in rule.examples)
         for rule in rules
     }
+
+
+def rule_page(rule: Rule, packs: tuple[str, ...] = ()) -> str:
+    """The `explain` page of one rule, with what `check` prints for each of its examples (for
+    the CLI, editors' hovers and any other caller: `packs.docs.explain` needs the runs)."""
+    from neuron_migrate.packs import docs
+
+    return docs.explain(rule, example_runs((rule,), packs)[rule.code])

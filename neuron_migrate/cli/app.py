@@ -459,9 +459,8 @@ def rules(output_format: str, config: Path | None) -> None:
 @main.command()
 @click.argument("code")
 def explain(code: str) -> None:
-    """Explain a rule: what it finds, why, an example, the fix and its safety, the source."""
-    from neuron_migrate.packs import docs
-
+    """Explain a rule: what it reports (as printed for its examples), why, every example, the
+    fix and its safety, the source."""
     try:
         all_rules = load_rules()
     except PackError as exc:
@@ -470,10 +469,9 @@ def explain(code: str) -> None:
     wanted = code.strip()
     for rule in all_rules:
         if wanted.upper() == rule.code or wanted == rule.name:
-            from neuron_migrate.api import example_runs
+            from neuron_migrate.api import rule_page
 
-            runs = example_runs((rule,))[rule.code]
-            click.echo(docs.explain(rule, runs), nl=False)
+            click.echo(rule_page(rule), nl=False)
             return
     _fail(f"unknown rule `{code}`; `neuron-migrate rules` lists them")
 
