@@ -17,6 +17,7 @@ from neuron_migrate.api import example_runs
 from neuron_migrate.cli.app import main
 from neuron_migrate.packs import docs
 from neuron_migrate.packs.loader import load_rules
+from neuron_migrate.packs.vocabulary import MESSAGE_PLACEHOLDERS
 from neuron_migrate.report import sarif
 from tests.conftest import run_code
 from tests.test_readme import current_table
@@ -167,13 +168,8 @@ def test_an_index_argument_follows_the_torchrun_examples():
 
 # ---- placeholders a message may use whatever the code looks like ----------------------------
 
-# what every hit has (engine/matcher.py, report of each kind); {argN} and {kw_*} exist only when
-# the call passes them, so a message that needs them can print "{arg0}"
-ALWAYS = {
-    "name", "call", "qname", "attr", "resolves_to", "device", "device_name", "backend",
-    "process_group", "synchronize", "args", "keyword", "value", "var", "target", "receiver",
-    "item",
-}  # fmt: skip
+# what every finding has (packs/vocabulary.py), plus what one kind of finding always has
+ALWAYS = set(MESSAGE_PLACEHOLDERS) | {"target", "receiver", "item"}
 
 
 @pytest.mark.parametrize("rule", RULES, ids=[r.code for r in RULES])
