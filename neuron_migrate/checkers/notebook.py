@@ -407,7 +407,14 @@ def check_notebook_path(path: Path, display: str, relative: str, job) -> FileRes
         return FileResult(display, findings=[problem(display, f"cannot decode as utf-8: {exc}")])
     result = guarded(display, lambda: check_notebook_source(text, display, job, relative))
     prefix = b"\xef\xbb\xbf" if bom else b""
-    return write_fixed(path, result, job, data, lambda new: prefix + new.encode("utf-8"))
+    return write_fixed(
+        path,
+        result,
+        job,
+        data,
+        lambda new: prefix + new.encode("utf-8"),
+        lambda plain: check_notebook_source(text, display, plain, relative),
+    )
 
 
 # ---- diffs and line look-ups ----------------------------------------------------------------

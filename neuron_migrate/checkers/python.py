@@ -117,7 +117,12 @@ def write_atomic(path: Path, data: bytes, expected: bytes) -> None:
     stat = path.stat()
     # the mode bits say what the owner meant, even for root (who may write anything)
     if not stat.st_mode & 0o222 or not os.access(path, os.W_OK):
-        raise OSError("file is read-only; not fixed")
+        raise OSError("file is read-only")
+    # the new file is made in the folder and renamed over the old one: the folder must be
+    # writable, by its mode bits too
+    folder = path.parent.stat()
+    if not folder.st_mode & 0o222 or not os.access(path.parent, os.W_OK | os.X_OK):
+        raise OSError("folder is read-only")
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".nm-tmp")
     try:
         with os.fdopen(fd, "wb") as handle:
@@ -444,15 +449,34 @@ def guarded(display: str, check) -> FileResult:
         )
 
 
-def write_fixed(path: Path, result: FileResult, job: Job, data: bytes, encode) -> FileResult:
-    """With --fix, write the fixed text (`encode` turns it into the file's bytes) atomically."""
+def write_fixed(
+    path: Path, result: FileResult, job: Job, data: bytes, encode, recheck=None
+) -> FileResult:
+    """With --fix, write the fixed text (`encode` turns it into the file's bytes) atomically.
+    When the file cannot be written, nothing was fixed: the findings are those of the file as
+    it is (`recheck(job)` checks it again without fixing) and the run must not say otherwise."""
     if result.fixed_source is not None and job.options.fix:
         try:
             write_atomic(path, encode(result.fixed_source), data)
             result.written = True
         except (OSError, UnicodeEncodeError) as exc:
-            result.error = f"not fixed: {getattr(exc, 'strerror', None) or exc}"
+            error = f"not fixed: {getattr(exc, 'strerror', None) or exc}"
+            if recheck is not None:
+                unfixed = guarded(result.path, lambda: recheck(unfixing(job)))
+                result.findings = unfixed.findings
+                result.warnings = unfixed.warnings
+            result.applied = 0
+            result.fixed_source = None
+            result.error = error
     return result
+
+
+def unfixing(job: Job) -> Job:
+    """The same job, checking only (for a file whose fixes could not be written)."""
+    from dataclasses import replace
+
+    options = Options(unsafe_fixes=job.options.unsafe_fixes)
+    return replace(job, options=options, cache=None)
 
 
 def check_path(path: Path, display: str, relative: str, job: Job) -> FileResult:
@@ -485,4 +509,11 @@ def check_path(path: Path, display: str, relative: str, job: Job) -> FileResult:
         return result
 
     result = guarded(display, check)
-    return write_fixed(path, result, job, data, lambda text: text.encode(decoded.encoding))
+    return write_fixed(
+        path,
+        result,
+        job,
+        data,
+        lambda text: text.encode(decoded.encoding),
+        lambda plain: check_source(decoded.text, display, plain, relative, prefiltered=True),
+    )

@@ -196,4 +196,11 @@ def check_project_path(path: Path, display: str, relative: str, job) -> FileResu
     except DecodeProblem as exc:
         return FileResult(display, findings=[problem(display, str(exc))])
     result = guarded(display, lambda: check_project_source(decoded.text, display, job, relative))
-    return write_fixed(path, result, job, data, lambda text: text.encode(decoded.encoding))
+    return write_fixed(
+        path,
+        result,
+        job,
+        data,
+        lambda text: text.encode(decoded.encoding),
+        lambda plain: check_project_source(decoded.text, display, plain, relative),
+    )
