@@ -47,3 +47,82 @@ def test_fix_that_cannot_write_keeps_findings_and_fails(tmp_path, locked):
     assert "Fixed 0 findings (1 remaining)." in result.stdout
     assert f"{locked} is read-only" in result.stderr
     assert "NM201" in result.stdout
+
+
+# ---- 5. configuration and options ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "config",
+    ["[tool]\nneuron-migrate = 3\n", "tool = 3\n", '[tool]\nneuron-migrate = ["a"]\n'],
+)
+def test_malformed_tool_table_is_a_configuration_error(tmp_path, monkeypatch, config):
+    (tmp_path / "pyproject.toml").write_text(config)
+    (tmp_path / "a.py").write_text(LEGACY)
+    monkeypatch.chdir(tmp_path)
+    result = check("a.py")
+    assert result.exit_code == 2
+    assert "Traceback" not in result.output and result.exception is not None
+    assert isinstance(result.exception, SystemExit)
+    assert str(tmp_path / "pyproject.toml") in result.stderr
+
+
+@pytest.mark.parametrize("device", ["tpu", "xla", "meta"])
+def test_target_device_is_neuron_cpu_or_cuda(tmp_path, device):
+    path = tmp_path / "a.py"
+    path.write_text("import torch_xla.core.xla_model as xm\nd = xm.xla_device()\n")
+    result = check("--fix", "--target-device", device, str(path))
+    assert result.exit_code == 2
+    assert "neuron" in result.stderr and "cuda" in result.stderr
+    assert "xla_device" in path.read_text()
+    help_text = CliRunner().invoke(main, ["check", "--help"]).output
+    assert "neuron|cpu|cuda" in help_text
+
+
+def test_target_device_in_the_configuration_is_checked_too(tmp_path, monkeypatch):
+    (tmp_path / "pyproject.toml").write_text('[tool.neuron-migrate]\ntarget-device = "tpu"\n')
+    (tmp_path / "a.py").write_text(LEGACY)
+    monkeypatch.chdir(tmp_path)
+    result = check("a.py")
+    assert result.exit_code == 2 and "pyproject.toml" in result.stderr
+
+
+def test_unknown_code_in_per_file_ignores_names_the_file(tmp_path, monkeypatch):
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.neuron-migrate.per-file-ignores]\n"a.py" = ["NM999"]\n'
+    )
+    (tmp_path / "a.py").write_text(LEGACY)
+    monkeypatch.chdir(tmp_path)
+    result = check("a.py")
+    assert result.exit_code == 2
+    assert "NM999" in result.stderr and str(tmp_path / "pyproject.toml") in result.stderr
+
+
+def test_codes_are_case_insensitive_everywhere(tmp_path, monkeypatch):
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.neuron-migrate]\nignore = ["nm101"]\n'
+        '[tool.neuron-migrate.per-file-ignores]\n"b.py" = ["nm2"]\n'
+    )
+    (tmp_path / "a.py").write_text(LEGACY)
+    (tmp_path / "b.py").write_text(LEGACY)
+    monkeypatch.chdir(tmp_path)
+    data = as_json("--select", "nm2,Nm1", ".")
+    assert [(Path(d["path"]).name, d["code"]) for d in data] == [("a.py", "NM201")]
+    assert as_json("--select", "all", "--ignore", "nm201", "a.py") == []
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["--add-noqa", "--fix"], ["--add-noqa", "--fix"]),
+        (["--diff", "--statistics"], ["--diff", "--statistics"]),
+        (["--stdin-filename", "x.py", "a.py"], ["--stdin-filename"]),
+    ],
+)
+def test_conflicting_options_are_refused(tmp_path, monkeypatch, args, words):
+    (tmp_path / "a.py").write_text(LEGACY)
+    monkeypatch.chdir(tmp_path)
+    result = check(*args, input=LEGACY)
+    assert result.exit_code == 2
+    assert all(w in result.stderr for w in words)
+    assert (tmp_path / "a.py").read_text() == LEGACY

@@ -13,7 +13,7 @@ from neuron_migrate import __version__
 from neuron_migrate.adoption.baseline import BaselineError
 from neuron_migrate.adoption.since import GitError
 from neuron_migrate.checkers.python import Options
-from neuron_migrate.config.settings import ConfigError, Settings, load_settings
+from neuron_migrate.config.settings import TARGET_DEVICES, ConfigError, Settings, load_settings
 from neuron_migrate.packs.loader import PackError, load_rules
 from neuron_migrate.report import FORMATS, Context, is_machine, render
 from neuron_migrate.report.text import summary as text_summary
@@ -81,7 +81,11 @@ def main() -> None:
     help="Write the report to this file instead of stdout.",
 )
 @click.option("--statistics", is_flag=True, help="Print counts per rule instead of findings.")
-@click.option("--target-device", help="Device the fixes write: neuron (default), cpu, cuda, ...")
+@click.option(
+    "--target-device",
+    type=click.Choice(TARGET_DEVICES, case_sensitive=False),
+    help="Device the fixes write: neuron (default), cpu or cuda.",
+)
 @click.option(
     "--compile/--no-compile", "compile_", default=None, help="Let NM205 insert torch.compile."
 )
@@ -147,6 +151,12 @@ def check(
     from neuron_migrate.api import run
     from neuron_migrate.cli import progress
 
+    _refuse_conflicts(
+        ("--add-noqa", add_noqa, "--fix", fix),
+        ("--add-noqa", add_noqa, "--diff", diff),
+        ("--diff", diff, "--statistics", statistics),
+        ("--stdin-filename", stdin_filename is not None, "paths", _named_paths(paths)),
+    )
     path_list = list(paths) or [Path(".")]
     if stdin_filename is not None:
         path_list = [Path(stdin_filename)]
@@ -251,6 +261,18 @@ def check(
     if internal:
         sys.exit(EXIT_ERROR)
     sys.exit(EXIT_FINDINGS if findings and not exit_zero else EXIT_CLEAN)
+
+
+def _named_paths(paths: tuple[Path, ...]) -> bool:
+    """Paths other than `-` (standard input)."""
+    return any(str(p) != "-" for p in paths)
+
+
+def _refuse_conflicts(*pairs: tuple[str, bool, str, bool]) -> None:
+    """Options that cannot be used together are a usage error (exit 2), as in ruff."""
+    for first, has_first, second, has_second in pairs:
+        if has_first and has_second:
+            _fail(f"{first} cannot be used with {second}")
 
 
 class _Sink:
@@ -382,7 +404,11 @@ def _stdin_fixed(result, unsafe_fixes: bool, exit_zero: bool) -> None:
 )
 @click.option("--select", help="Rules to count: codes, prefixes (NM2, NM), names or ALL.")
 @click.option("--ignore", help="Rules to leave out.")
-@click.option("--target-device", help="Device the fixes write: neuron (default), cpu, cuda, ...")
+@click.option(
+    "--target-device",
+    type=click.Choice(TARGET_DEVICES, case_sensitive=False),
+    help="Device the fixes write: neuron (default), cpu or cuda.",
+)
 @click.option(
     "--config", type=click.Path(path_type=Path, dir_okay=False), help="A pyproject.toml to use."
 )
