@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -14,6 +13,7 @@ from neuron_migrate.packs.loader import Rule, load_rules
 from neuron_migrate.workspace import filekinds
 from neuron_migrate.workspace.cache import Cache
 from neuron_migrate.workspace.discovery import discover, resolve
+from neuron_migrate.workspace.pool import run_pool
 
 # below this many files a process pool costs more than it saves
 POOL_THRESHOLD = 64
@@ -105,14 +105,20 @@ def run(
     if progress is not None:
         progress.start(len(items))
     if jobs > 1 and len(items) >= POOL_THRESHOLD:
-        with ProcessPoolExecutor(
-            max_workers=jobs, initializer=_init_worker, initargs=(rules, settings, options, store)
-        ) as pool:
-            chunks = max(1, len(items) // (jobs * 8))
-            for file in pool.map(_work, items, chunksize=chunks):
-                result.files.append(file)
-                if progress is not None:
-                    progress.advance()
+        # one file at a time to each worker: the progress bar moves per file, and a worker
+        # that dies takes only its own file with it (workspace.pool)
+        files = run_pool(
+            items,
+            jobs,
+            _work,
+            _init_worker,
+            (rules, settings, options, store),
+            lambda item: check_one(Path(item[0]), item[1], item[2], job),
+        )
+        for file in files:
+            result.files.append(file)
+            if progress is not None:
+                progress.advance()
     else:
         for path, display, relative in items:
             result.files.append(check_one(Path(path), display, relative, job))

@@ -126,3 +126,102 @@ def test_conflicting_options_are_refused(tmp_path, monkeypatch, args, words):
     assert result.exit_code == 2
     assert all(w in result.stderr for w in words)
     assert (tmp_path / "a.py").read_text() == LEGACY
+
+
+# ---- 3. one file cannot take the run down ----------------------------------------------------
+
+# LibCST's native parser dies (SIGSEGV) on this; Python's flat BoolOp hid its depth from the
+# depth guard of the main branch
+CRASHER = "import torch_xla\nx = " + " and ".join(["a"] * 20000) + "\n"
+
+
+def _crash_tree(root: Path, others: int = 70) -> None:
+    for i in range(others):
+        (root / f"m{i:03}.py").write_text(LEGACY)
+    (root / "m_crash.py").write_text(CRASHER)
+
+
+def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parent.parent))
+    return subprocess.run(
+        [sys.executable, "-m", "neuron_migrate", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=env,
+        timeout=600,
+    )
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_a_file_that_crashes_the_parser_is_one_nm000(tmp_path, jobs):
+    _crash_tree(tmp_path)
+    done = _cli("check", "--no-cache", "--format", "json", "--jobs", jobs, ".", cwd=tmp_path)
+    assert done.returncode == 1, done.stderr
+    data = json.loads(done.stdout)
+    crash = [d for d in data if d["path"] == "m_crash.py"]
+    assert [d["code"] for d in crash] == ["NM000"]
+    assert "LibCST" in crash[0]["message"] and "Python itself accepts it" in crash[0]["message"]
+    assert sum(1 for d in data if d["code"] == "NM201") == 70
+
+
+def test_chains_python_takes_say_the_parser_is_the_limit(tmp_path):
+    for n in (500, 2000, 4000):
+        (tmp_path / f"add{n}.py").write_text(
+            "import torch_xla\nx = " + " + ".join(["1"] * n) + "\n"
+        )
+    data = as_json(str(tmp_path))
+    assert len(data) == 3
+    for d in data:
+        assert d["code"] == "NM000"
+        try:
+            compile(Path(d["path"]).read_text(), d["path"], "exec")
+        except RecursionError:
+            assert "Python's own parser gives up on it too" in d["message"]
+        else:
+            assert "LibCST" in d["message"] and "Python itself accepts it" in d["message"]
+
+
+def test_the_parser_probe_reports_a_crash():
+    from neuron_migrate.checkers.python import parser_survives
+
+    assert parser_survives(CRASHER) == "SIGSEGV"
+    assert parser_survives("x = " + " and ".join(["a"] * 200) + "\n") is None
+
+
+def test_a_crash_past_the_guard_is_isolated_in_one_process(monkeypatch, tmp_path):
+    """Were the depth guard wrong, a risky file is parsed in a process of its own first."""
+    from neuron_migrate.checkers import python as pipeline
+
+    monkeypatch.setattr(pipeline, "measure_nesting", lambda text: pipeline.Nesting(None, True))
+    (tmp_path / "crash.py").write_text(CRASHER)
+    (tmp_path / "good.py").write_text(LEGACY)
+    data = as_json("--jobs", "1", str(tmp_path))
+    assert [(Path(d["path"]).name, d["code"]) for d in data] == [
+        ("crash.py", "NM000"),
+        ("good.py", "NM201"),
+    ]
+    assert "crashed" in data[0]["message"] and "SIGSEGV" in data[0]["message"]
+
+
+@pytest.mark.slow
+def test_the_pool_survives_a_dead_worker(monkeypatch, tmp_path):
+    """Were the guard and the probe both wrong, a worker dies; the pool checks the others."""
+    import multiprocessing
+
+    from neuron_migrate.api import POOL_THRESHOLD, run
+    from neuron_migrate.checkers import python as pipeline
+    from neuron_migrate.checkers.python import Options
+    from neuron_migrate.config.settings import Settings
+
+    if multiprocessing.get_start_method() != "fork":
+        pytest.skip("the workers must inherit the patched guard")
+    monkeypatch.setattr(pipeline, "measure_nesting", lambda text: pipeline.Nesting(None))
+    _crash_tree(tmp_path, POOL_THRESHOLD + 6)
+    result = run([tmp_path], Settings(root=tmp_path), Options(), jobs=2, cache=False)
+    codes = [(Path(f.path).name, f.code) for f in result.findings]
+    assert ("m_crash.py", "NM000") in codes
+    assert sum(1 for _, code in codes if code == "NM201") == POOL_THRESHOLD + 6
+    crash = next(f for f in result.findings if f.code == "NM000")
+    assert "crashed" in crash.message and "SIGSEGV" in crash.message
