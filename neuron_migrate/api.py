@@ -6,8 +6,8 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from neuron_migrate.checkers.python import Job, Options, problem
-from neuron_migrate.config.settings import Settings, select_rules
+from neuron_migrate.checkers.python import PARSE_ERROR, Job, Options, problem
+from neuron_migrate.config.settings import Settings, covers, ignored_codes_for, select_rules
 from neuron_migrate.model import FileResult, Finding
 from neuron_migrate.packs.loader import Rule, load_rules
 from neuron_migrate.workspace import filekinds
@@ -22,6 +22,8 @@ POOL_THRESHOLD = 64
 @dataclass
 class RunResult:
     files: list[FileResult] = field(default_factory=list)
+    # files found to check (a path with none gets a warning, not "All checks passed!")
+    checked: int = 0
 
     @property
     def findings(self) -> list[Finding]:
@@ -102,6 +104,7 @@ def run(
             continue
         items.append((str(found.path), display, _relative(found.path, settings.root)))
     jobs = jobs or os.cpu_count() or 1
+    result.checked = len(items)
     if progress is not None:
         progress.start(len(items))
     if jobs > 1 and len(items) >= POOL_THRESHOLD:
@@ -124,14 +127,39 @@ def run(
             result.files.append(check_one(Path(path), display, relative, job))
             if progress is not None:
                 progress.advance()
+    relatives = {display: relative for _path, display, relative in items}
+    for file in result.files:
+        unreadable_as_warnings(file, settings, rules, relatives.get(file.path, file.path))
     result.files.sort(key=lambda r: r.path)
     return result
 
 
+def unreadable_as_warnings(
+    file: FileResult, settings: Settings, rules: tuple[Rule, ...], relative: str
+) -> FileResult:
+    """NM000 (a file not checked) is a rule like any other for --select, --ignore and
+    per-file-ignores; when it is off, a file that could not be checked is still said, as a
+    warning line instead of a finding."""
+    code = PARSE_ERROR[0]
+    if not any(f.code == code for f in file.findings):
+        return file
+    ignored = ignored_codes_for(settings, relative)
+    if any(r.code == code for r in rules) and not any(
+        covers(selector, r) for selector in ignored for r in rules if r.code == code
+    ):
+        return file
+    for finding in file.findings:
+        if finding.code == code:
+            file.warnings.append(f"{finding.location}: not checked: {finding.message}")
+    file.findings = [f for f in file.findings if f.code != code]
+    return file
+
+
 def run_source(text: str, filename: str, settings: Settings, options: Options) -> FileResult:
     """Check source text given directly (stdin, editors, tests)."""
-    job = Job(enabled_rules(settings), settings, options)
+    rules = enabled_rules(settings)
+    job = Job(rules, settings, options)
     kind = filekinds.kind_of(filename) or "python"
-    return filekinds.source_checker(kind)(
-        text, filename, job, _relative(Path(filename), settings.root)
-    )
+    relative = _relative(Path(filename), settings.root)
+    file = filekinds.source_checker(kind)(text, filename, job, relative)
+    return unreadable_as_warnings(file, settings, rules, relative)

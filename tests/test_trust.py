@@ -225,3 +225,71 @@ def test_the_pool_survives_a_dead_worker(monkeypatch, tmp_path):
     assert sum(1 for _, code in codes if code == "NM201") == POOL_THRESHOLD + 6
     crash = next(f for f in result.findings if f.code == "NM000")
     assert "crashed" in crash.message and "SIGSEGV" in crash.message
+
+
+# ---- 6. honest edge cases --------------------------------------------------------------------
+
+
+def test_a_path_with_nothing_to_check_is_a_warning(tmp_path):
+    (tmp_path / "notes.txt").write_text("nothing here\n")
+    result = check(str(tmp_path))
+    assert result.exit_code == 0
+    assert "All checks passed!" not in result.output
+    assert f"warning: no Python files found under {tmp_path}" in result.stderr
+
+
+@pytest.mark.parametrize("body", [b"x = 1\x00\n", b"import torch_xla\x00\n"])
+def test_a_binary_python_file_is_nm000_with_or_without_a_trigger(tmp_path, body):
+    (tmp_path / "x.py").write_bytes(body)
+    data = as_json(str(tmp_path / "x.py"))
+    assert [(d["code"], "binary" in d["message"]) for d in data] == [("NM000", True)]
+
+
+@pytest.mark.parametrize("source", [[1, 2], 5, {"a": "b"}, ["import torch_xla\n", None]])
+def test_a_notebook_cell_source_that_is_not_text_is_nm000(tmp_path, source):
+    nb = {
+        "cells": [{"cell_type": "code", "source": source, "metadata": {}, "outputs": []}],
+        "metadata": {},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
+    (tmp_path / "n.ipynb").write_text(json.dumps(nb))
+    result = check("--format", "json", str(tmp_path / "n.ipynb"))
+    assert result.exit_code == 1 and "internal error" not in result.output
+    data = json.loads(result.stdout)
+    assert [d["code"] for d in data] == ["NM000"] and "cell 1" in data[0]["message"]
+
+
+@pytest.mark.parametrize(
+    ("code", "line"),
+    [
+        ("import torch_xla\nx = = 1\ny = 2\n", 2),
+        ("import torch_xla\n\ndef f(:\n    pass\n", 3),
+        ("import torch_xla\nprint 'hello'\nz = 3\n", 2),
+    ],
+)
+def test_a_syntax_error_is_reported_on_its_own_line(tmp_path, code, line):
+    (tmp_path / "s.py").write_text(code)
+    data = as_json(str(tmp_path / "s.py"))
+    assert [(d["code"], d["line"]) for d in data] == [("NM000", line)]
+
+
+def test_dash_reads_standard_input():
+    result = check("--format", "json", "-", input=LEGACY)
+    assert result.exit_code == 1
+    assert [(d["path"], d["code"]) for d in json.loads(result.stdout)] == [("-", "NM201")]
+
+
+def test_nm000_is_a_rule_to_explain_select_and_ignore(tmp_path):
+    runner = CliRunner()
+    assert "NM000" in runner.invoke(main, ["rules"]).output
+    assert "engine" in runner.invoke(main, ["rules"]).output
+    page = runner.invoke(main, ["explain", "nm000"])
+    assert page.exit_code == 0 and "parse-error" in page.output
+    (tmp_path / "bad.py").write_text("import torch_xla\nx = = 1\n")
+    (tmp_path / "good.py").write_text(LEGACY)
+    assert {d["code"] for d in as_json("--select", "NM000", str(tmp_path))} == {"NM000"}
+    ignored = check("--format", "json", "--ignore", "NM000", str(tmp_path))
+    assert {d["code"] for d in json.loads(ignored.stdout)} == {"NM201"}
+    # a file not checked is never silent: a warning line instead of a finding
+    assert "warning: " in ignored.stderr and "bad.py:2:5: not checked" in ignored.stderr

@@ -103,7 +103,11 @@ def source_spans(raw: str) -> list[tuple[int, int] | None]:
 
 
 def _source_text(source) -> str:
-    return "".join(source) if isinstance(source, list) else (source or "")
+    if source is None or isinstance(source, str):
+        return source or ""
+    if isinstance(source, list) and all(isinstance(line, str) for line in source):
+        return "".join(source)
+    raise NotebookError("not a notebook: a cell's `source` is not text")
 
 
 def _split(text: str) -> list[str]:
@@ -221,7 +225,11 @@ def join(nb: dict) -> Joined:
         for index, cell in enumerate(nb.get("cells") or [], start=1):
             if not isinstance(cell, dict) or cell.get("cell_type") != "code":
                 continue
-            made = _python_cell(index, _source_text(cell.get("source")), counter)
+            try:
+                source = _source_text(cell.get("source"))
+            except NotebookError:
+                raise NotebookError(f"cell {index}: `source` is not text") from None
+            made = _python_cell(index, source, counter)
             if made is not None:
                 cells.append(made)
     parts: list[str] = []
@@ -365,7 +373,11 @@ def check_notebook_source(text: str, path: str, job, relative: str | None = None
     except NotebookError as exc:
         result.findings = [problem(path, str(exc))]
         return result
-    joined = join(nb)
+    try:
+        joined = join(nb)
+    except NotebookError as exc:
+        result.findings = [problem(path, str(exc))]
+        return result
     if not joined.cells:
         return result
     inner = check_source(joined.text, path, job, relative)

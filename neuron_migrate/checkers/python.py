@@ -587,6 +587,9 @@ def check_path(path: Path, display: str, relative: str, job: Job) -> FileResult:
         return FileResult(
             display, findings=[problem(display, f"cannot read: {exc.strerror or exc}")]
         )
+    if b"\x00" in data:
+        # before the prefilter: a binary file named .py is worth saying, trigger word or not
+        return FileResult(display, findings=[problem(display, "binary file (contains NUL bytes)")])
     ruleset = job.ruleset_for(relative)
     if not ruleset.wants(data):
         return FileResult(display)

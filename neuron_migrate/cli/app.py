@@ -157,6 +157,12 @@ def check(
         ("--diff", diff, "--statistics", statistics),
         ("--stdin-filename", stdin_filename is not None, "paths", _named_paths(paths)),
     )
+    if any(str(p) == "-" for p in paths):
+        # `check -` reads standard input, as ruff does
+        if _named_paths(paths):
+            _fail("`-` (standard input) cannot be used with other paths")
+        stdin_filename = stdin_filename or "-"
+        paths = ()
     path_list = list(paths) or [Path(".")]
     if stdin_filename is not None:
         path_list = [Path(stdin_filename)]
@@ -207,6 +213,14 @@ def check(
     for file in result.errors:
         internal = internal or file.error.startswith("internal error")
         click.echo(f"{file.path}: {file.error}", err=True)
+    nothing = stdin_filename is None and not result.checked and not result.files
+    if not quiet:
+        for file in result.files:
+            for line in file.warnings:
+                click.echo(f"warning: {line}", err=True)
+        if nothing:
+            where = ", ".join(str(p) for p in path_list)
+            click.echo(f"warning: no Python files found under {where}", err=True)
     try:
         findings = _gates(findings, since, baseline_file, write_baseline, quiet)
     except (GitError, BaselineError) as exc:
@@ -252,7 +266,7 @@ def check(
 
                 context.fixes = compute_fixes(result.files, settings)
             out.write(render(output_format, findings, context))
-        if not machine and not quiet:
+        if not machine and not quiet and not nothing:
             out.write(
                 text_summary(findings, unsafe_fixes=unsafe_fixes, fixed=result.fixed, fixing=fix)
             )

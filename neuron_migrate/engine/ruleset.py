@@ -24,6 +24,8 @@ PYTHON_KINDS = frozenset(
     }
 )
 
+# the engine's own kind: a file the checkers cannot read or parse
+UNREADABLE_KIND = "unreadable"
 # what each kind of match needs to see in the bytes before a parse is worth it
 KIND_TRIGGERS = {
     # the string literal "xla" or "xla:N": a quote right before it
@@ -161,6 +163,12 @@ class RuleSet:
             triggers |= _word_triggers(words)
         if triggers:
             rs.prefilter = re.compile(b"|".join(sorted(_minimal(triggers))))
+        elif rs.universe is not None and any(
+            p.kind == UNREADABLE_KIND for r in rules for p in r.patterns
+        ):
+            # only the "file not checked" rule is on (`--select NM000`): the files worth
+            # parsing are those any loaded rule would read
+            rs.prefilter = rs.universe.prefilter
         return rs
 
     def _add(self, rule: Rule, pattern: Pattern) -> None:

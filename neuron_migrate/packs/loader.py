@@ -27,6 +27,7 @@ MATCH_KINDS = {
     "keyword",  # a keyword argument passed to a call (`tensor_parallel_size=8`)
     "env-write",  # an environment variable set in code (`os.environ["XLA_USE_BF16"] = "1"`)
     "device-loader",  # a device loader consumed by a `for` loop (`pl.MpDeviceLoader`)
+    "unreadable",  # a file the checkers cannot read or parse (the engine's own NM000)
 } | {
     # project files (neuron_migrate/checkers/project): their checker does the edit, so these kinds
     # take a `safety` without an `action`
