@@ -293,3 +293,87 @@ def test_nm000_is_a_rule_to_explain_select_and_ignore(tmp_path):
     assert {d["code"] for d in json.loads(ignored.stdout)} == {"NM201"}
     # a file not checked is never silent: a warning line instead of a finding
     assert "warning: " in ignored.stderr and "bad.py:2:5: not checked" in ignored.stderr
+
+
+# ---- 1. notebook cells that run Python are checked -------------------------------------------
+
+
+def _notebook(*sources: str) -> str:
+    cells = [
+        {"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [], "source": s}
+        for s in sources
+    ]
+    meta = {"kernelspec": {"language": "python", "name": "python3"}}
+    return json.dumps({"cells": cells, "metadata": meta, "nbformat": 4, "nbformat_minor": 5})
+
+
+def _cells(path: Path) -> list[str]:
+    return [c["source"] for c in json.loads(path.read_text())["cells"]]
+
+
+IMPORT = "import torch\nimport torch_xla.core.xla_model as xm\n"
+
+
+@pytest.mark.parametrize("magic", ["%%time", "%%timeit -n 1", "%%capture out", "%%prun -s time"])
+def test_python_cell_magics_are_checked_and_fixed(tmp_path, magic):
+    path = tmp_path / "n.ipynb"
+    path.write_text(_notebook(IMPORT, f"{magic}\nd = xm.xla_device()\nx = torch.ones(2).to(d)\n"))
+    data = as_json(str(path))
+    assert ("NM101", 2, 2) in {(d["code"], d["cell"], d["line"]) for d in data}
+    result = check("--fix", str(path))
+    assert result.exit_code == 0, result.output
+    cells = _cells(path)
+    assert cells[1].startswith(magic + "\nd = torch.device(")
+    assert "xm" not in "".join(cells)  # every use was fixed: the import went too
+    assert as_json(str(path)) == []
+
+
+def test_a_line_magic_statement_is_checked_and_fixed(tmp_path):
+    path = tmp_path / "n.ipynb"
+    path.write_text(_notebook(IMPORT, "%time d = xm.xla_device()\n%timeit -n 2 -r1 xm.mark_step()"))
+    data = as_json(str(path))
+    assert {(d["code"], d["cell"], d["line"]) for d in data} >= {
+        ("NM101", 2, 1),
+        ("NM201", 2, 2),
+    }
+    check("--fix", str(path))
+    cells = _cells(path)
+    assert cells[1].startswith('%time d = torch.device("neuron")')
+    assert "xm.xla_device" not in cells[1]
+
+
+def test_shell_cells_go_through_the_launcher_checker(tmp_path):
+    path = tmp_path / "n.ipynb"
+    path.write_text(
+        _notebook(
+            "%%bash\nexport PJRT_DEVICE=NEURON\ntorchrun train.py\n",
+            "%%script bash\nexport XLA_FLAGS=--xla_dump_to=/tmp\n",
+        )
+    )
+    data = as_json(str(path))
+    assert {(d["code"], d["cell"], d["line"]) for d in data} == {("NM904", 1, 2), ("NM904", 2, 2)}
+    assert check("--fix", str(path)).exit_code == 0
+    assert _cells(path) == ["%%bash\ntorchrun train.py\n", "%%script bash\n"]
+
+
+@pytest.mark.parametrize("magic", ["%%px", "%%sql"])
+def test_an_import_an_unchecked_cell_may_use_is_kept(tmp_path, magic):
+    path = tmp_path / "n.ipynb"
+    path.write_text(
+        _notebook(IMPORT, "xm.mark_step()\n", f"{magic}\nxm.mark_step()\n", "%%html\n<b>xm</b>\n")
+    )
+    result = check("--fix", str(path))
+    cells = _cells(path)
+    assert "import torch_xla.core.xla_model as xm" in cells[0]  # cell 3 may still use it
+    assert cells[1] == ""
+    assert cells[2] == f"{magic}\nxm.mark_step()\n"
+    assert f"cell 3: a `{magic}` cell: not checked" in result.stderr
+    assert "cell 4: a `%%html` cell: not checked" in result.stderr
+    assert not any(d["code"] == "NM603" for d in as_json(str(path)))
+
+
+def test_an_import_a_shell_line_interpolates_is_kept(tmp_path):
+    path = tmp_path / "n.ipynb"
+    path.write_text(_notebook(IMPORT, "xm.mark_step()\n!echo {xm.__file__}\n"))
+    check("--fix", str(path))
+    assert "import torch_xla.core.xla_model as xm" in _cells(path)[0]

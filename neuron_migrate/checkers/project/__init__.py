@@ -151,6 +151,12 @@ def _check_text(text: str, path: str, job, relative: str, fmt: str) -> FileResul
     return result
 
 
+def check_format_text(text: str, path: str, job, relative: str, fmt: str) -> FileResult:
+    """Check (and with fix/diff options, fix) text in one of the formats of this package
+    (`shell` for a notebook's `%%bash` cell). No file I/O."""
+    return _check_text(text, path, job, relative, fmt)
+
+
 def check_project_source(text: str, path: str, job, relative: str | None = None) -> FileResult:
     """Check (and with fix/diff options, fix) a project file's text. No file I/O."""
     relative = relative if relative is not None else path
