@@ -377,3 +377,38 @@ def test_an_import_a_shell_line_interpolates_is_kept(tmp_path):
     path.write_text(_notebook(IMPORT, "xm.mark_step()\n!echo {xm.__file__}\n"))
     check("--fix", str(path))
     assert "import torch_xla.core.xla_model as xm" in _cells(path)[0]
+
+
+# ---- 4. symlinks -----------------------------------------------------------------------------
+
+
+def test_fix_through_a_link_keeps_the_link_and_fixes_its_target(tmp_path, monkeypatch):
+    (tmp_path / "pyproject.toml").write_text("[tool.neuron-migrate]\n")
+    (tmp_path / "real").mkdir()
+    target = tmp_path / "real" / "train.py"
+    target.write_text(LEGACY)
+    link = tmp_path / "train.py"
+    link.symlink_to(Path("real") / "train.py")
+    monkeypatch.chdir(tmp_path)
+    result = check("--fix", "train.py")
+    assert result.exit_code == 0, result.output
+    assert link.is_symlink() and os.readlink(link) == str(Path("real") / "train.py")
+    assert "mark_step" not in target.read_text()
+
+
+def test_fix_through_a_link_out_of_the_project_leaves_it(tmp_path, monkeypatch):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    target = outside / "shared.py"
+    target.write_text(LEGACY)
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "pyproject.toml").write_text("[tool.neuron-migrate]\n")
+    link = project / "shared.py"
+    link.symlink_to(target)
+    monkeypatch.chdir(project)
+    result = check("--fix", "shared.py")
+    assert result.exit_code == 1
+    assert link.is_symlink() and target.read_text() == LEGACY
+    assert "outside the project" in result.stderr
+    assert "Fixed 0 findings (1 remaining)." in result.stdout

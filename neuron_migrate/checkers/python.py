@@ -559,7 +559,7 @@ def write_fixed(
     it is (`recheck(job)` checks it again without fixing) and the run must not say otherwise."""
     if result.fixed_source is not None and job.options.fix:
         try:
-            write_atomic(path, encode(result.fixed_source), data)
+            write_atomic(_link_target(path, job), encode(result.fixed_source), data)
             result.written = True
         except (OSError, UnicodeEncodeError) as exc:
             error = f"not fixed: {getattr(exc, 'strerror', None) or exc}"
@@ -571,6 +571,18 @@ def write_fixed(
             result.fixed_source = None
             result.error = error
     return result
+
+
+def _link_target(path: Path, job: Job) -> Path:
+    """The file a fix writes: a symbolic link stays a link and its target is fixed, when the
+    target is inside the project; a link out of the project is left alone."""
+    if not path.is_symlink():
+        return path
+    target = Path(os.path.realpath(path))
+    root = Path(os.path.realpath(job.settings.root))
+    if not target.is_relative_to(root):
+        raise OSError(f"a link to {target}, outside the project {root}; not followed")
+    return target
 
 
 def unfixing(job: Job) -> Job:
