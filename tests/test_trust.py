@@ -412,3 +412,94 @@ def test_fix_through_a_link_out_of_the_project_leaves_it(tmp_path, monkeypatch):
     assert link.is_symlink() and target.read_text() == LEGACY
     assert "outside the project" in result.stderr
     assert "Fixed 0 findings (1 remaining)." in result.stdout
+
+
+# ---- 7. the readiness report adds up and scales ----------------------------------------------
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+
+
+def test_report_headline_is_the_sum_of_its_tables_and_what_check_says():
+    import csv
+    import io
+
+    runner = CliRunner()
+    stats = json.loads(
+        runner.invoke(
+            main, ["check", "--no-cache", "--statistics", "--format", "json", str(EXAMPLES)]
+        ).stdout
+    )
+    safe = sum(s["fixable"] for s in stats)
+    total = sum(s["count"] for s in stats)
+    text = runner.invoke(main, ["check", "--no-cache", str(EXAMPLES)]).stdout
+    rows = list(
+        csv.DictReader(
+            io.StringIO(runner.invoke(main, ["report", "--format", "csv", str(EXAMPLES)]).stdout)
+        )
+    )
+    head = rows[0]
+    rules = [r for r in rows if r["section"] == "rule"]
+    for column in ("findings", "safe", "unsafe", "manual"):
+        assert int(head[column]) == sum(int(r[column]) for r in rules), column
+        for section in ("pack", "file"):
+            part = [r for r in rows if r["section"] == section]
+            assert int(head[column]) == sum(int(r[column]) for r in part), (section, column)
+    assert int(head["findings"]) == total and int(head["safe"]) == safe
+    assert f"[*] {safe} fixable with `--fix` ({head['unsafe']} more" in text
+    assert f"{head['manual']} need a manual change" in text
+    blockers = [r for r in rows if r["section"] == "blocker"]
+    groups = [r for r in rows if r["section"] == "blocker-rule"]
+    assert sum(int(r["findings"]) for r in blockers) == sum(int(r["findings"]) for r in groups)
+    page = runner.invoke(main, ["report", str(EXAMPLES)]).stdout
+    assert f"{head['safe']} (" in page and f"by hand: {head['manual']}" in page
+
+
+def test_what_to_do_for_a_blocker_never_talks_about_the_fix(all_rules):
+    from neuron_migrate.report.readiness import instruction
+
+    for rule in all_rules:
+        text = instruction(rule, rule.code)
+        assert "--fix" not in text and "--unsafe-fixes" not in text, rule.code
+        assert not text.startswith("`--fix` rewrites")
+
+
+def _legacy_tree(root: Path, files: int) -> None:
+    body = (
+        "import torch_xla\nimport torch_xla.core.xla_model as xm\nimport torch_xla.runtime as xr\n"
+        "from torch_xla.amp import GradScaler\n\n\ndef train(model, tensors):\n"
+        "    if xr.device_type() == 'NEURON':\n        cores = xr.local_device_count()\n"
+        "    torch_xla._XLAC._xla_sync_multi(tensors, devices=[])\n"
+        "    scaler = GradScaler()\n    xm.mark_step()\n    return cores, scaler\n"
+    )
+    for i in range(files):
+        folder = root / f"pkg{i // 50}"
+        folder.mkdir(exist_ok=True)
+        (folder / f"module_{i:04}.py").write_text(body)
+
+
+@pytest.mark.slow
+def test_report_on_a_large_tree_groups_blockers_and_runs_once(tmp_path, monkeypatch):
+    from neuron_migrate import api
+
+    _legacy_tree(tmp_path, 300)
+    runs = []
+    real = api.run
+
+    def counting(*args, **kwargs):
+        runs.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(api, "run", counting)
+    runner = CliRunner()
+    out = {}
+    for fmt in ("markdown", "html", "csv"):
+        result = runner.invoke(main, ["report", "--format", fmt, "--jobs", "1", str(tmp_path)])
+        assert result.exit_code == 0, result.output
+        out[fmt] = result.stdout
+    assert len(runs) == 3  # one run of the checks per report, as `check` does
+    blockers = 300 * 4
+    for fmt, text in out.items():
+        # each rule's instruction once, not once per blocker
+        assert len(text) < 150 * blockers, (fmt, len(text))
+    assert out["markdown"].count("What to do:") == 3
+    assert "### NM103 `xla-device-queries`: 600 in 300 files" in out["markdown"]
