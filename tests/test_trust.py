@@ -503,3 +503,55 @@ def test_report_on_a_large_tree_groups_blockers_and_runs_once(tmp_path, monkeypa
         assert len(text) < 150 * blockers, (fmt, len(text))
     assert out["markdown"].count("What to do:") == 3
     assert "### NM103 `xla-device-queries`: 600 in 300 files" in out["markdown"]
+
+
+# ---- 12. what a ruff user expects ------------------------------------------------------------
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def test_pre_commit_hooks_pass_every_kind_of_file_the_tool_reads():
+    import re
+
+    import yaml
+
+    from neuron_migrate.workspace.filekinds import kind_of
+
+    hooks = yaml.safe_load((REPO / ".pre-commit-hooks.yaml").read_text())
+    read = [
+        "train.py",
+        "stubs/x.pyi",
+        "nb/train.ipynb",
+        "requirements.txt",
+        "deps/requirements-dev.txt",
+        "dev-requirements.txt",
+        "constraints.txt",
+        "requirements.in",
+        "pyproject.toml",
+        "pkg/setup.cfg",
+        "setup.py",
+        "Dockerfile",
+        "docker/Dockerfile.neuron",
+        "Containerfile",
+        "train.dockerfile",
+        "scripts/run.sh",
+        "launch.bash",
+    ]
+    skipped = ["README.md", "notes.txt", "data.csv", "Makefile"]
+    for hook in hooks:
+        files = re.compile(hook["files"])
+        for name in read:
+            assert files.search(name), (hook["id"], name)
+            assert kind_of(name) is not None, name
+        for name in skipped:
+            assert not files.search(name), (hook["id"], name)
+
+
+def test_no_made_up_project_url():
+    for path in [REPO / "README.md", *sorted((REPO / "neuron_migrate").rglob("*.py"))]:
+        assert "github.com/neuron-migrate" not in path.read_text(), path
+    result = CliRunner().invoke(
+        main, ["check", "--no-cache", "--format", "sarif", "-"], input=LEGACY
+    )
+    driver = json.loads(result.stdout)["runs"][0]["tool"]["driver"]
+    assert "informationUri" not in driver

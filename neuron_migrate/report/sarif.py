@@ -20,7 +20,6 @@ from neuron_migrate.model import Finding, Severity
 from neuron_migrate.packs.loader import Rule
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
-INFORMATION_URI = "https://github.com/neuron-migrate/neuron-migrate"
 _LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
 
 
@@ -205,7 +204,6 @@ def document(
                         "name": "neuron-migrate",
                         "version": __version__,
                         "semanticVersion": __version__,
-                        "informationUri": INFORMATION_URI,
                         "rules": [_rule_entry(r) for r in listed],
                     }
                 },
