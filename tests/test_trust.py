@@ -555,3 +555,40 @@ def test_no_made_up_project_url():
     )
     driver = json.loads(result.stdout)["runs"][0]["tool"]["driver"]
     assert "informationUri" not in driver
+
+
+def _project(root: Path) -> None:
+    (root / "pyproject.toml").write_text('[tool.neuron-migrate]\nexclude = ["vendor"]\n')
+    for folder in ("src", "tests", "vendor"):
+        (root / folder).mkdir()
+        (root / folder / "m.py").write_text(LEGACY)
+
+
+def test_extend_ignore_exclude_and_per_file_ignores_on_the_command_line(tmp_path, monkeypatch):
+    _project(tmp_path)
+    monkeypatch.chdir(tmp_path)
+
+    def found(*args):
+        return sorted((d["path"], d["code"]) for d in as_json(*args, "."))
+
+    assert found() == [("src/m.py", "NM201"), ("tests/m.py", "NM201")]
+    assert found("--extend-ignore", "nm201") == []
+    assert found("--extend-exclude", "tests") == [("src/m.py", "NM201")]
+    assert found("--exclude", "src") == [("tests/m.py", "NM201"), ("vendor/m.py", "NM201")]
+    assert found("--per-file-ignores", "tests/*.py:NM2") == [("src/m.py", "NM201")]
+    assert found("--per-file-ignores", "tests/*.py:NM2,src/*:NM201") == []
+    bad = check("--per-file-ignores", "tests/*.py:NM999", ".")
+    assert bad.exit_code == 2 and "NM999" in bad.stderr
+
+
+def test_show_settings_and_show_files(tmp_path, monkeypatch):
+    _project(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    settings = check("--show-settings", "--extend-ignore", "NM2", ".")
+    assert settings.exit_code == 0
+    assert str(tmp_path / "pyproject.toml") in settings.stdout
+    assert "ignore = ['NM2']" in settings.stdout and "exclude = ['vendor']" in settings.stdout
+    assert "NM101" in settings.stdout and "NM201," not in settings.stdout
+    files = check("--show-files", ".")
+    assert files.exit_code == 0
+    assert files.stdout.split() == ["pyproject.toml", "src/m.py", "tests/m.py"]
