@@ -592,3 +592,58 @@ def test_show_settings_and_show_files(tmp_path, monkeypatch):
     files = check("--show-files", ".")
     assert files.exit_code == 0
     assert files.stdout.split() == ["pyproject.toml", "src/m.py", "tests/m.py"]
+
+
+@pytest.mark.parametrize(
+    ("directive", "left"),
+    [
+        ("# neuron-migrate: noqa", []),
+        ("# neuron-migrate: noqa: NM201", ["NM101"]),
+        ("# ruff: noqa: NM201, E501", ["NM101"]),
+        ("# ruff: noqa", ["NM101", "NM201"]),  # a bare ruff directive is ruff's, not ours
+        ("x = 1  # neuron-migrate: noqa", ["NM101", "NM201"]),  # only on a line of its own
+    ],
+)
+def test_file_level_suppression(tmp_path, directive, left):
+    path = tmp_path / "f.py"
+    path.write_text(
+        directive + "\nimport torch_xla.core.xla_model as xm\nd = xm.xla_device()\nxm.mark_step()\n"
+    )
+    assert sorted({d["code"] for d in as_json(str(path))}) == left
+    check("--fix", str(path))
+    assert ("mark_step" in path.read_text()) == (left == [] or "NM201" not in left)
+
+
+def test_file_level_suppression_in_project_files_and_notebooks(tmp_path):
+    (tmp_path / "run.sh").write_text("# neuron-migrate: noqa: NM904\nexport PJRT_DEVICE=NEURON\n")
+    (tmp_path / "n.ipynb").write_text(
+        _notebook(
+            "# neuron-migrate: noqa\n" + IMPORT,
+            "xm.mark_step()\n",
+            "%%bash\nexport PJRT_DEVICE=X\n",
+        )
+    )
+    assert as_json(str(tmp_path)) == []
+
+
+def test_a_noqa_naming_an_unknown_or_unused_code_is_a_warning(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    path = Path("w.py")
+    path.write_text(
+        "import torch_xla.core.xla_model as xm\n"
+        "xm.mark_step()  # noqa: NM201\n"
+        "d = 1  # noqa: NM101, NM999, E501\n"
+        "e = 2  # noqa: nm201\n"
+    )
+    result = check(str(path))
+    assert result.exit_code == 0  # warnings, not findings
+    assert "All checks passed!" in result.stdout
+    warnings = [line for line in result.stderr.splitlines() if line.startswith("warning:")]
+    assert warnings == [
+        f"warning: {path}:3: `# noqa: NM101` is unused: NM101 reports nothing here",
+        f"warning: {path}:3: `# noqa: NM999` names no rule of neuron-migrate",
+        f"warning: {path}:4: `# noqa: NM201` is unused: NM201 reports nothing here",
+    ]
+    # a rule that is off is not judged; E501 is another tool's code
+    quiet = check("--ignore", "NM1", str(path))
+    assert "NM101" not in quiet.stderr and "E501" not in quiet.stderr

@@ -520,6 +520,7 @@ def check_notebook_source(text: str, path: str, job, relative: str | None = None
     """Check (and with fix/diff options, fix) a notebook's JSON text. No file I/O; the fixed
     notebook's JSON text is `fixed_source`."""
     from neuron_migrate.checkers.python import check_source, problem
+    from neuron_migrate.engine.noqa import exempt, file_exemptions
 
     result = FileResult(path=path, original_source=text)
     try:
@@ -537,6 +538,7 @@ def check_notebook_source(text: str, path: str, job, relative: str | None = None
         inner = check_source(joined.text, path, job, relative)
         kept = [f for f in inner.findings if not joined.uses_line or f.span.line < joined.uses_line]
         result.findings = [_map(f, joined) for f in kept]
+        result.warnings += [_map_warning(w, path, joined) for w in inner.warnings]
         result.error = inner.error
         if inner.fixed_source is not None:
             try:
@@ -549,9 +551,10 @@ def check_notebook_source(text: str, path: str, job, relative: str | None = None
                 result.applied = inner.applied if changed else 0
             except (NotebookError, ValueError, KeyError, IndexError) as exc:
                 result.error = f"not fixed: {exc}"
+    exempted = file_exemptions(joined.text + "".join(c.body + "\n" for c in joined.shell))
     for cell in joined.shell:
         findings, fixed, applied = _check_shell_cell(cell, path, job, relative)
-        result.findings.extend(findings)
+        result.findings.extend(f for f in findings if not exempt(exempted, f.code))
         if fixed is not None:
             changed[cell.index] = fixed
             result.applied += applied
@@ -563,6 +566,15 @@ def check_notebook_source(text: str, path: str, job, relative: str | None = None
             result.error = f"not fixed: {exc}"
             result.applied = 0
     return result
+
+
+def _map_warning(warning: str, path: str, joined: Joined) -> str:
+    """`path:LINE: text` of the joined code as `path:cell N:LINE: text`."""
+    head, _, rest = warning[len(path) + 1 :].partition(": ")
+    if not head.isdigit() or int(head) not in joined.where:
+        return warning
+    cell, line = joined.where[int(head)]
+    return f"{path}:cell {cell}:{line}: {rest}"
 
 
 def _check_shell_cell(cell: ShellCell, path: str, job, relative: str | None):

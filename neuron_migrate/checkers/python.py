@@ -149,6 +149,8 @@ class Analysis:
     findings: list[Finding]
     # hits that are not suppressed, with the finding each became
     live: list[tuple[object, Finding]]
+    # (line, text) of a `# noqa` naming a code of ours that is unknown or suppresses nothing
+    notes: list[tuple[int, str]] = field(default_factory=list)
 
 
 def _line_text(lines: list[str], number: int) -> str:
@@ -336,7 +338,7 @@ def analyze(text: str, path: str, job: Job, ruleset: RuleSet) -> Analysis:
     import libcst as cst
 
     from neuron_migrate.engine.matcher import Matcher
-    from neuron_migrate.engine.noqa import suppresses
+    from neuron_migrate.engine.noqa import exempt, file_exemptions, suppresses
     from neuron_migrate.engine.positions import node_spans
     from neuron_migrate.engine.scopes import collect_imports
 
@@ -359,8 +361,13 @@ def analyze(text: str, path: str, job: Job, ruleset: RuleSet) -> Analysis:
     lines = text.splitlines()
     findings: list[Finding] = []
     live = []
+    exempted = file_exemptions(text)
+    reported: set[tuple[int, str]] = set()
     for hit in hits:
         span = spans.get(id(hit.node), Span(1, 1, 1, 1))
+        reported.update({(span.line, hit.rule.code), (span.end_line, hit.rule.code)})
+        if exempt(exempted, hit.rule.code):
+            continue
         first, last = _line_text(lines, span.line), _line_text(lines, span.end_line)
         if suppresses(first, hit.rule.code) or suppresses(last, hit.rule.code):
             continue
@@ -382,7 +389,27 @@ def analyze(text: str, path: str, job: Job, ruleset: RuleSet) -> Analysis:
         findings.append(finding)
         live.append((hit, finding))
     findings.sort(key=Finding.sort_key)
-    return Analysis(module, hits, findings, live)
+    notes = noqa_notes(text, lines, reported, ruleset, job) if "noqa" in text.lower() else []
+    return Analysis(module, hits, findings, live, notes)
+
+
+def noqa_notes(
+    text: str, lines: list[str], reported: set[tuple[int, str]], ruleset: RuleSet, job: Job
+) -> list[tuple[int, str]]:
+    """ruff's RUF100 for this tool's codes, as warnings: a `# noqa: NM...` that names no rule,
+    or an enabled rule that reports nothing on that line."""
+    from neuron_migrate.engine.noqa import line_codes
+
+    known = {r.code for r in job.universe}
+    enabled = {r.code for r in ruleset.rules}
+    notes = []
+    for number, line in enumerate(lines, start=1):
+        for code in line_codes(line):
+            if code not in known:
+                notes.append((number, f"`# noqa: {code}` names no rule of neuron-migrate"))
+            elif code in enabled and (number, code) not in reported:
+                notes.append((number, f"`# noqa: {code}` is unused: {code} reports nothing here"))
+    return notes
 
 
 def _wanted(finding: Finding, options: Options) -> bool:
@@ -480,6 +507,7 @@ def _check_source(
         else:
             analysis = analyze(text, path, job, ruleset)
         result.findings = analysis.findings
+        result.warnings = [f"{path}:{line}: {note}" for line, note in analysis.notes]
     except cst.ParserSyntaxError as exc:
         result.findings = [_syntax_problem(text, path, exc)]
     except RecursionError as exc:
@@ -621,7 +649,7 @@ def check_path(path: Path, display: str, relative: str, job: Job) -> FileResult:
 
     def check() -> FileResult:
         result = check_source(decoded.text, display, job, relative, prefiltered=True)
-        if cache is not None and result.error is None:
+        if cache is not None and result.error is None and not result.warnings:
             cache.put(relative, data, result.findings)
         return result
 

@@ -81,12 +81,13 @@ def _enabled(job, relative: str) -> dict:
 
 
 def _findings(hits, lines, path: str, rules: dict) -> tuple[list[Finding], list]:
-    from neuron_migrate.engine.noqa import suppresses
+    from neuron_migrate.engine.noqa import exempt, file_exemptions, suppresses
 
     findings, live = [], []
+    exempted = file_exemptions(lines.text)
     for hit in hits:
         rule = rules.get(hit.code)
-        if rule is None:
+        if rule is None or exempt(exempted, hit.code):
             continue
         source = lines.content(hit.line)
         if suppresses(source, hit.code):
