@@ -647,3 +647,35 @@ def test_a_noqa_naming_an_unknown_or_unused_code_is_a_warning(tmp_path, monkeypa
     # a rule that is off is not judged; E501 is another tool's code
     quiet = check("--ignore", "NM1", str(path))
     assert "NM101" not in quiet.stderr and "E501" not in quiet.stderr
+
+
+@pytest.mark.slow
+def test_the_progress_bar_advances_file_by_file_with_a_pool(tmp_path):
+    import time
+
+    from neuron_migrate.api import run
+    from neuron_migrate.checkers.python import Options
+    from neuron_migrate.config.settings import Settings
+
+    body = "import torch_xla.core.xla_model as xm\n" + "xm.mark_step()\n" * 150
+    for i in range(160):
+        (tmp_path / f"m{i:03}.py").write_text(body)
+
+    class Recorder:
+        def __init__(self):
+            self.times: list[float] = []
+
+        def start(self, total):
+            self.total = total
+
+        def advance(self, n=1):
+            assert n == 1
+            self.times.append(time.monotonic())
+
+    recorder = Recorder()
+    run([tmp_path], Settings(root=tmp_path), Options(), jobs=2, progress=recorder, cache=False)
+    assert recorder.total == len(recorder.times) == 160
+    # files arrive one by one, not in chunks: count the bursts (advances less than 3 ms apart)
+    gaps = [b - a for a, b in zip(recorder.times, recorder.times[1:])]
+    bursts = 1 + sum(1 for gap in gaps if gap > 0.003)
+    assert bursts >= 160 // 4, bursts
