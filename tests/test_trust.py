@@ -212,7 +212,7 @@ def test_the_pool_survives_a_dead_worker(monkeypatch, tmp_path):
 
     from neuron_migrate.api import POOL_THRESHOLD, run
     from neuron_migrate.checkers import python as pipeline
-    from neuron_migrate.checkers.python import Options
+    from neuron_migrate.checkers.base import Options
     from neuron_migrate.config.settings import Settings
 
     if multiprocessing.get_start_method() != "fork":
@@ -654,7 +654,7 @@ def test_the_progress_bar_advances_file_by_file_with_a_pool(tmp_path):
     import time
 
     from neuron_migrate.api import run
-    from neuron_migrate.checkers.python import Options
+    from neuron_migrate.checkers.base import Options
     from neuron_migrate.config.settings import Settings
 
     body = "import torch_xla.core.xla_model as xm\n" + "xm.mark_step()\n" * 150

@@ -56,7 +56,7 @@ def _suspects(folder: str) -> set[int]:
 
 def crashed(display: str, reason: str = "") -> FileResult:
     """The result of a file whose check killed the process that checked it."""
-    from neuron_migrate.checkers.python import problem
+    from neuron_migrate.checkers.base import problem
 
     message = (
         "checking this file crashed the process that read it"
