@@ -482,6 +482,8 @@ def _stdin_fixed(result, unsafe_fixes: bool, exit_zero: bool) -> None:
     sys.stdout.write(code)
     sys.stdout.flush()
     remaining = result.findings
+    for line in file.warnings:
+        click.echo(f"warning: {line}", err=True)
     if remaining:
         click.echo(text.render(remaining, unsafe_fixes=unsafe_fixes, show_source=False), err=True)
     if file.error:

@@ -198,7 +198,6 @@ def measure(plain: list[FileResult], rules: tuple[Rule, ...]) -> Readiness:
     report.files_free_after_fix = sum(1 for r in plain if _free(r.findings, unsafe=False))
     report.files_free_after_unsafe = sum(1 for r in plain if _free(r.findings, unsafe=True))
     report.problems = [f"{r.path}: {r.error}" for r in plain if r.error]
-    report.problems += [w for r in plain for w in r.warnings]
     return report
 
 

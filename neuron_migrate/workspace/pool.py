@@ -14,6 +14,7 @@ import multiprocessing
 import os
 import shutil
 import signal
+import sys
 import tempfile
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
@@ -85,6 +86,9 @@ def run_pool(
 ) -> Iterator[FileResult]:
     """Yield one result per item, in the order they finish. `work` runs in the workers after
     `initializer(*initargs)`; `in_process` checks a file here when no pool can be started."""
+    # a forked worker flushes the buffers it inherits when it ends: empty them first
+    sys.stdout.flush()
+    sys.stderr.flush()
     folder = tempfile.mkdtemp(prefix="neuron-migrate-")
     try:
         pending = list(range(len(items)))
