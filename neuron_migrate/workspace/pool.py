@@ -17,7 +17,7 @@ import signal
 import sys
 import tempfile
 from collections.abc import Callable, Iterator
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 
 from neuron_migrate.model import FileResult
@@ -101,17 +101,14 @@ def run_pool(
                 initargs=(folder, work, initializer, initargs),
             ) as pool:
                 futures = {pool.submit(_run, i, items[i]): i for i in pending}
-                waiting = set(futures)
-                while waiting:
-                    finished, waiting = wait(waiting, return_when=FIRST_COMPLETED)
-                    for future in finished:
-                        try:
-                            result = future.result()
-                        except BrokenProcessPool:
-                            broken = True
-                            continue
-                        done.add(futures[future])
-                        yield result
+                for future in as_completed(futures):
+                    try:
+                        result = future.result()
+                    except BrokenProcessPool:
+                        broken = True
+                        continue
+                    done.add(futures[future])
+                    yield result
             left = [i for i in pending if i not in done]
             if not broken or not left:
                 break
