@@ -3,19 +3,19 @@
 from __future__ import annotations
 
 import os
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from neuron_migrate.checkers import kind_named
-from neuron_migrate.checkers.base import Job, Options, check_file, problem
-from neuron_migrate.config.settings import Settings, select_rules
+from neuron_migrate.checkers.base import PARSE_ERROR, Job, Options, check_file, problem
+from neuron_migrate.config.settings import Settings, covers, ignored_codes_for, select_rules
 from neuron_migrate.model import FileResult, Finding
 from neuron_migrate.packs.docs import ExampleRun
 from neuron_migrate.packs.loader import Example, Rule, load_rules
 from neuron_migrate.workspace import filekinds
 from neuron_migrate.workspace.cache import Cache
 from neuron_migrate.workspace.discovery import discover, resolve
+from neuron_migrate.workspace.pool import run_pool
 
 # below this many files a process pool costs more than it saves
 POOL_THRESHOLD = 64
@@ -24,6 +24,8 @@ POOL_THRESHOLD = 64
 @dataclass
 class RunResult:
     files: list[FileResult] = field(default_factory=list)
+    # files found to check (a path with none gets a warning, not "All checks passed!")
+    checked: int = 0
 
     @property
     def findings(self) -> list[Finding]:
@@ -104,30 +106,64 @@ def run(
             continue
         items.append((str(found.path), display, _relative(found.path, settings.root)))
     jobs = jobs or os.cpu_count() or 1
+    result.checked = len(items)
     if progress is not None:
         progress.start(len(items))
     if jobs > 1 and len(items) >= POOL_THRESHOLD:
-        with ProcessPoolExecutor(
-            max_workers=jobs, initializer=_init_worker, initargs=(rules, settings, options, store)
-        ) as pool:
-            chunks = max(1, len(items) // (jobs * 8))
-            for file in pool.map(_work, items, chunksize=chunks):
-                result.files.append(file)
-                if progress is not None:
-                    progress.advance()
+        # one file at a time to each worker: the progress bar moves per file, and a worker
+        # that dies takes only its own file with it (workspace.pool)
+        files = run_pool(
+            items,
+            jobs,
+            _work,
+            _init_worker,
+            (rules, settings, options, store),
+            lambda item: check_one(Path(item[0]), item[1], item[2], job),
+        )
+        for file in files:
+            result.files.append(file)
+            if progress is not None:
+                progress.advance()
     else:
         for path, display, relative in items:
             result.files.append(check_one(Path(path), display, relative, job))
             if progress is not None:
                 progress.advance()
+    relatives = {display: relative for _path, display, relative in items}
+    for file in result.files:
+        unreadable_as_warnings(file, settings, rules, relatives.get(file.path, file.path))
     result.files.sort(key=lambda r: r.path)
     return result
 
 
+def unreadable_as_warnings(
+    file: FileResult, settings: Settings, rules: tuple[Rule, ...], relative: str
+) -> FileResult:
+    """NM000 (a file not checked) is a rule like any other for --select, --ignore and
+    per-file-ignores; when it is off, a file that could not be checked is still said, as a
+    warning line instead of a finding."""
+    code = PARSE_ERROR[0]
+    if not any(f.code == code for f in file.findings):
+        return file
+    ignored = ignored_codes_for(settings, relative)
+    if any(r.code == code for r in rules) and not any(
+        covers(selector, r) for selector in ignored for r in rules if r.code == code
+    ):
+        return file
+    for finding in file.findings:
+        if finding.code == code:
+            file.warnings.append(f"{finding.location}: not checked: {finding.message}")
+    file.findings = [f for f in file.findings if f.code != code]
+    return file
+
+
 def run_source(text: str, filename: str, settings: Settings, options: Options) -> FileResult:
     """Check source text given directly (stdin, editors, tests)."""
-    job = Job(enabled_rules(settings), settings, options)
-    return check_text(text, filename, job, _relative(Path(filename), settings.root))
+    rules = enabled_rules(settings)
+    job = Job(rules, settings, options)
+    relative = _relative(Path(filename), settings.root)
+    file = check_text(text, filename, job, relative)
+    return unreadable_as_warnings(file, settings, rules, relative)
 
 
 def check_text(text: str, filename: str, job: Job, relative: str | None = None) -> FileResult:

@@ -132,7 +132,7 @@ def test_noqa(tmp_path):
         "d = xm.xla_device()  # noqa\n"
         "xm.mark_step()  # noqa: NM101\n"
     )
-    data = json.loads(invoke("check", "--format", "json", str(tmp_path)).output)
+    data = json.loads(invoke("check", "--format", "json", str(tmp_path)).stdout)
     assert [(d["code"], d["line"]) for d in data] == [("NM201", 4)]
 
 

@@ -22,7 +22,9 @@ MATCH_KINDS: dict[str, str] = {
 # `reads` names the item it reads (PROJECT_ITEMS); the checker or the rule's module does the
 # edit, so it takes a `safety` without an `action`
 PROJECT_KINDS = frozenset({"project"})
-ALL_KINDS = frozenset(MATCH_KINDS) | PROJECT_KINDS
+# the engine's own kind: a file the checkers cannot read or parse (NM000, pack `engine`)
+UNREADABLE_KIND = "unreadable"
+ALL_KINDS = frozenset(MATCH_KINDS) | PROJECT_KINDS | {UNREADABLE_KIND}
 
 # what the project checker reads from project files, for `reads` (kind project);
 # neuron_migrate/checkers/project/api.py has the item classes a rule's module receives

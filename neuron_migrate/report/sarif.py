@@ -23,7 +23,6 @@ from neuron_migrate.packs.docs import ExampleRun
 from neuron_migrate.packs.loader import Rule
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
-INFORMATION_URI = "https://github.com/neuron-migrate/neuron-migrate"
 _LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
 
 
@@ -196,7 +195,6 @@ def document(
                         "name": "neuron-migrate",
                         "version": __version__,
                         "semanticVersion": __version__,
-                        "informationUri": INFORMATION_URI,
                         "rules": [_rule_entry(r, examples.get(r.code, ())) for r in listed],
                     }
                 },
