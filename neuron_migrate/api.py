@@ -7,7 +7,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from neuron_migrate.checkers.python import Job, Options, problem
+from neuron_migrate.checkers.python import Job, Options, finding_key, problem
 from neuron_migrate.config.settings import Settings, select_rules
 from neuron_migrate.model import FileResult, Finding
 from neuron_migrate.packs.loader import Rule, load_rules
@@ -122,10 +122,36 @@ def run(
     return result
 
 
-def run_source(text: str, filename: str, settings: Settings, options: Options) -> FileResult:
-    """Check source text given directly (stdin, editors, tests)."""
-    job = Job(enabled_rules(settings), settings, options)
+def make_job(settings: Settings, options: Options) -> Job:
+    """What checking shares across files; a caller checking many texts keeps one (editors)."""
+    return Job(enabled_rules(settings), settings, options)
+
+
+def run_source(
+    text: str, filename: str, settings: Settings, options: Options, job: Job | None = None
+) -> FileResult:
+    """Check source text given directly (stdin, editors, tests). `job`: one from make_job with
+    the same settings and options, to reuse its rule sets."""
+    job = job or make_job(settings, options)
     kind = filekinds.kind_of(filename) or "python"
     return filekinds.source_checker(kind)(
         text, filename, job, _relative(Path(filename), settings.root)
     )
+
+
+def fix_source(
+    text: str,
+    filename: str,
+    settings: Settings,
+    findings: list[Finding] | None = None,
+    unsafe_fixes: bool = False,
+) -> FileResult:
+    """Fix source text: every fixable finding, or only `findings` (found in this same text by
+    run_source) in one round. The new text is `fixed_source` (None: nothing changed)."""
+    return run_source(text, filename, settings, fix_options(findings, unsafe_fixes))
+
+
+def fix_options(findings: list[Finding] | None = None, unsafe_fixes: bool = False) -> Options:
+    """The options that fix every fixable finding, or only `findings`."""
+    only = None if findings is None else frozenset(finding_key(f) for f in findings)
+    return Options(fix=True, unsafe_fixes=unsafe_fixes, only=only)

@@ -29,10 +29,25 @@ class Options:
     fix: bool = False
     unsafe_fixes: bool = False
     diff: bool = False
+    # fix only the findings with these keys (finding_key: code, line, column), in one round;
+    # None: every fixable finding (editors fix one finding at a time)
+    only: frozenset[tuple[str, int, int]] | None = None
 
     @property
     def rewrites(self) -> bool:
         return self.fix or self.diff
+
+    def wants_fix(self, finding: Finding) -> bool:
+        """Is this finding's fix one to apply: safe (or unsafe when allowed), and chosen?"""
+        fix = finding.fix
+        if fix is None or (fix.safety is not Safety.SAFE and not self.unsafe_fixes):
+            return False
+        return self.only is None or finding_key(finding) in self.only
+
+
+def finding_key(finding: Finding) -> tuple[str, int, int]:
+    """What names one finding of a text (for Options.only)."""
+    return (finding.code, finding.span.line, finding.span.column)
 
 
 @dataclass
@@ -301,11 +316,6 @@ def analyze(text: str, path: str, job: Job, ruleset: RuleSet) -> Analysis:
     return Analysis(module, hits, findings, live)
 
 
-def _wanted(finding: Finding, options: Options) -> bool:
-    fix = finding.fix
-    return fix is not None and (fix.safety is Safety.SAFE or options.unsafe_fixes)
-
-
 def legacy_import_names(job: Job, relative: str) -> tuple[str, ...]:
     """The imports a fix removes once nothing uses them: those of every pack's unused-import
     rule, unless the user switched that rule off (`--ignore NM603` keeps torch_xla imports)."""
@@ -331,7 +341,7 @@ def fix_text(
     analysis = analyze(text, path, job, ruleset)
     fixed = 0
     for _ in range(MAX_FIX_ROUNDS):
-        chosen = [hit for hit, finding in analysis.live if _wanted(finding, job.options)]
+        chosen = [hit for hit, finding in analysis.live if job.options.wants_fix(finding)]
         if not chosen:
             break
         editing = [h for h in chosen if h.pattern.kind != UNUSED_IMPORT_KIND]
@@ -344,6 +354,8 @@ def fix_text(
         fixed += len(chosen)
         text = new_text
         analysis = analyze(text, path, job, ruleset)
+        if job.options.only is not None:
+            break  # the chosen findings' positions name nothing in the new text
     return text, fixed, analysis
 
 

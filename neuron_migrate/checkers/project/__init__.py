@@ -15,7 +15,7 @@ from __future__ import annotations
 import fnmatch
 from pathlib import Path, PurePath
 
-from neuron_migrate.model import FileResult, Finding, Safety, Span
+from neuron_migrate.model import FileResult, Finding, Span
 
 PACK_CODES = ("NM901", "NM902", "NM903", "NM904", "NM905")
 MAX_FIX_ROUNDS = 3
@@ -112,11 +112,6 @@ def _findings(hits, lines, path: str, rules: dict) -> tuple[list[Finding], list]
     return findings, live
 
 
-def _wanted(finding: Finding, options) -> bool:
-    fix = finding.fix
-    return fix is not None and (fix.safety is Safety.SAFE or options.unsafe_fixes)
-
-
 def _check_text(text: str, path: str, job, relative: str, fmt: str) -> FileResult:
     from neuron_migrate.checkers.project.core import Lines, ProjectParseError
     from neuron_migrate.checkers.python import problem
@@ -131,7 +126,7 @@ def _check_text(text: str, path: str, job, relative: str, fmt: str) -> FileResul
         findings, live = _findings(module.analyze(text), Lines(text), path, rules)
         if job.options.rewrites:
             for _ in range(MAX_FIX_ROUNDS):
-                chosen = [hit for hit, finding in live if _wanted(finding, job.options)]
+                chosen = [hit for hit, finding in live if job.options.wants_fix(finding)]
                 if not chosen:
                     break
                 new = module.apply(text, chosen)
@@ -140,6 +135,8 @@ def _check_text(text: str, path: str, job, relative: str, fmt: str) -> FileResul
                 result.applied += len(chosen)
                 text = new
                 findings, live = _findings(module.analyze(text), Lines(text), path, rules)
+                if job.options.only is not None:
+                    break  # the chosen findings' positions name nothing in the new text
     except ProjectParseError as exc:
         span = Span(exc.line, exc.col, exc.line, exc.col)
         result.findings = [problem(path, str(exc), span)]
