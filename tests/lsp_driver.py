@@ -22,7 +22,9 @@ def uri(path: Path) -> str:
 
 
 class LspClient:
-    def __init__(self, cwd: Path, init_options: dict | None = None, capabilities: dict | None = None):
+    def __init__(
+        self, cwd: Path, init_options: dict | None = None, capabilities: dict | None = None
+    ):
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "neuron_migrate", "server"],
             stdin=subprocess.PIPE,
@@ -41,7 +43,9 @@ class LspClient:
             {
                 "processId": os.getpid(),
                 "rootUri": uri(cwd),
-                "capabilities": capabilities if capabilities is not None else default_capabilities(),
+                "capabilities": capabilities
+                if capabilities is not None
+                else default_capabilities(),
                 "initializationOptions": init_options or {},
             },
         )
@@ -117,10 +121,20 @@ class LspClient:
                     return message
             self._next(deadline)
 
+    def wait_for_request(self, method: str, timeout: float = TIMEOUT) -> dict:
+        """A request the server sent us (already answered with null)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            for message in self.server_requests:
+                if message["method"] == method:
+                    return message
+            self._next(deadline)
+
     def diagnostics(self, doc_uri: str, timeout: float = TIMEOUT) -> list[dict]:
         message = self.wait_for(
-            lambda m: m["method"] == "textDocument/publishDiagnostics"
-            and m["params"]["uri"] == doc_uri,
+            lambda m: (
+                m["method"] == "textDocument/publishDiagnostics" and m["params"]["uri"] == doc_uri
+            ),
             timeout,
         )
         return message["params"]["diagnostics"]
