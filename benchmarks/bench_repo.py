@@ -13,6 +13,8 @@ other tools, which run once (they take minutes).
 - cold:   no neuron-migrate cache (the folder's .neuron_migrate_cache is removed first)
 - cached: right after, nothing changed: every parsed file is a cache hit
 - warm:   --no-cache, with the interpreter and the page cache warm
+- startup: `neuron-migrate --version`, the floor under any run; the cached re-run is reported
+  as a multiple of it (the goal: within 3x)
 """
 
 from __future__ import annotations
@@ -77,6 +79,7 @@ def main() -> None:
 
     files, lines = count(folder)
     figures: dict[str, float | int | None] = {"files": files, "lines": lines}
+    figures["startup"] = _best([sys.executable, "-m", "neuron_migrate", "--version"], args.repeat)
     figures["cold"] = _best(
         [*nm, str(folder)], args.repeat, before=lambda: shutil.rmtree(cache, ignore_errors=True)
     )
@@ -103,6 +106,10 @@ def main() -> None:
         f"neuron-migrate cached {figures['cached']:8.2f} s   cold/cached = {figures['cold'] / figures['cached']:.1f}x"
     )
     print(f"neuron-migrate warm   {figures['warm']:8.2f} s   (--no-cache)")
+    print(
+        f"neuron-migrate --version {figures['startup']:5.2f} s   "
+        f"cached/startup = {figures['cached'] / figures['startup']:.1f}x"
+    )
     for name, seconds in others.items():
         print(f"{name:<21} {seconds:8.2f} s   {name}/cold = {seconds / figures['cold']:.1f}x")
     if not others and not args.skip_others:

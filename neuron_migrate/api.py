@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -47,9 +46,9 @@ def _display(path: Path) -> str:
         return str(path)
 
 
-def _relative(path: Path, root: Path) -> str:
+def _relative(path: Path, root: Path, real: Path | None = None) -> str:
     try:
-        return resolve(path).relative_to(root).as_posix()
+        return (real or resolve(path)).relative_to(root).as_posix()
     except ValueError:
         return path.as_posix()
 
@@ -62,17 +61,49 @@ def _init_worker(rules: tuple[Rule, ...], settings: Settings, options: Options, 
     _worker_job = Job(rules, settings, options, cache=store)
 
 
+def _read(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except OSError:
+        return None
+
+
+def cached_result(path: Path, display: str, relative: str, cache: Cache) -> FileResult | None:
+    """The cached result of a file whose bytes have not changed, or None."""
+    data = _read(path)
+    if data is None:
+        return None
+    findings = cache.get(relative, data, display)
+    return None if findings is None else FileResult(display, findings=findings)
+
+
+def _check_uncached(path: Path, display: str, relative: str, job: Job) -> FileResult:
+    """Check one file and, when it is the same before and after, cache its result (an empty
+    one too: a file the prefilter skips is not read again)."""
+    cache = job.cache if not job.options.rewrites else None
+    before = _read(path) if cache is not None else None
+    kind = filekinds.kind_of(path) or "python"
+    result = filekinds.checker(kind)(path, display, relative, job)
+    if cache is not None and before is not None and result.error is None:
+        if _read(path) == before:
+            cache.put(relative, before, result.findings)
+    return result
+
+
 def check_one(path: Path, display: str, relative: str, job: Job) -> FileResult:
     """Check one file with the checker of its kind (a file named explicitly with no known kind
-    is read as Python, as ruff does)."""
-    kind = filekinds.kind_of(path) or "python"
-    return filekinds.checker(kind)(path, display, relative, job)
+    is read as Python, as ruff does), from the cache when its bytes are unchanged."""
+    if job.cache is not None and not job.options.rewrites:
+        hit = cached_result(path, display, relative, job.cache)
+        if hit is not None:
+            return hit
+    return _check_uncached(path, display, relative, job)
 
 
 def _work(item: tuple[str, str, str]) -> FileResult:
     path, display, relative = item
     assert _worker_job is not None
-    return check_one(Path(path), display, relative, _worker_job)
+    return _check_uncached(Path(path), display, relative, _worker_job)
 
 
 def run(
@@ -100,11 +131,26 @@ def run(
         if found.problem:
             result.files.append(FileResult(display, findings=[problem(display, found.problem)]))
             continue
-        items.append((str(found.path), display, _relative(found.path, settings.root)))
+        items.append((str(found.path), display, _relative(found.path, settings.root, found.real)))
     jobs = jobs or os.cpu_count() or 1
     if progress is not None:
         progress.start(len(items))
+    if store is not None and not options.rewrites:
+        # cache hits are served here, before any worker starts: a re-run of an unchanged tree
+        # costs a read and a hash per file
+        misses = []
+        for item in items:
+            hit = cached_result(Path(item[0]), item[1], item[2], store)
+            if hit is None:
+                misses.append(item)
+                continue
+            result.files.append(hit)
+            if progress is not None:
+                progress.advance()
+        items = misses
     if jobs > 1 and len(items) >= POOL_THRESHOLD:
+        from concurrent.futures import ProcessPoolExecutor  # not imported when all files hit
+
         with ProcessPoolExecutor(
             max_workers=jobs, initializer=_init_worker, initargs=(rules, settings, options, store)
         ) as pool:
@@ -115,7 +161,7 @@ def run(
                     progress.advance()
     else:
         for path, display, relative in items:
-            result.files.append(check_one(Path(path), display, relative, job))
+            result.files.append(_check_uncached(Path(path), display, relative, job))
             if progress is not None:
                 progress.advance()
     result.files.sort(key=lambda r: r.path)

@@ -57,7 +57,8 @@ class Job:
     rules: tuple[Rule, ...]
     settings: Settings
     options: Options
-    # check results of unchanged files (neuron_migrate.workspace.cache.Cache), None: read afresh
+    # check results of unchanged files (neuron_migrate.workspace.cache.Cache), None: read afresh;
+    # api.check_one reads and fills it for every kind of file
     cache: object | None = None
     _rulesets: dict[tuple[str, ...], RuleSet] = field(default_factory=dict, repr=False)
 
@@ -480,21 +481,11 @@ def check_path(path: Path, display: str, relative: str, job: Job) -> FileResult:
     ruleset = job.ruleset_for(relative)
     if not ruleset.wants(data):
         return FileResult(display)
-    cache = job.cache if not job.options.rewrites else None
-    if cache is not None:
-        cached = cache.get(relative, data, display)
-        if cached is not None:
-            return FileResult(display, findings=cached)
     try:
         decoded = decode(data)
     except DecodeProblem as exc:
         return FileResult(display, findings=[problem(display, str(exc))])
-
-    def check() -> FileResult:
-        result = check_source(decoded.text, display, job, relative, prefiltered=True)
-        if cache is not None and result.error is None:
-            cache.put(relative, data, result.findings)
-        return result
-
-    result = guarded(display, check)
+    result = guarded(
+        display, lambda: check_source(decoded.text, display, job, relative, prefiltered=True)
+    )
     return write_fixed(path, result, job, data, lambda text: text.encode(decoded.encoding))

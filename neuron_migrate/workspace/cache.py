@@ -83,7 +83,8 @@ class Cache:
         if not self.enabled:
             return None
         try:
-            raw = json.loads(self._entry(relative, data).read_text(encoding="utf-8"))
+            with open(self._entry(relative, data), "rb") as handle:
+                raw = json.loads(handle.read())
             return [_finding(item, display) for item in raw]
         except (OSError, ValueError, KeyError, TypeError):
             return None
