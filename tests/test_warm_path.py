@@ -1,0 +1,64 @@
+"""A re-run over an unchanged tree: every result from the cache, no worker started."""
+
+from __future__ import annotations
+
+import concurrent.futures
+import json
+from pathlib import Path
+
+import pytest
+
+from neuron_migrate import api
+from neuron_migrate.checkers.python import Options
+from neuron_migrate.config.settings import Settings
+from neuron_migrate.workspace.cache import FOLDER
+
+LEGACY = "import torch_xla.core.xla_model as xm\nxm.mark_step()\n"
+NOTEBOOK = {
+    "cells": [{"cell_type": "code", "metadata": {}, "source": LEGACY, "outputs": []}],
+    "metadata": {"language_info": {"name": "python"}},
+    "nbformat": 4,
+    "nbformat_minor": 5,
+}
+
+
+def _tree(root: Path, n: int) -> None:
+    for i in range(n):
+        body = LEGACY if i % 3 == 0 else "import os\nprint(os.sep)\n"
+        (root / f"m{i:03}.py").write_text(body)
+    (root / "explore.ipynb").write_text(json.dumps(NOTEBOOK))
+    (root / "requirements.txt").write_text("torch-xla==2.1\n")
+
+
+def _summary(result: api.RunResult) -> list[tuple[str, str, int]]:
+    return [(f.path, f.code, f.span.line) for f in result.findings]
+
+
+def test_an_unchanged_tree_is_served_from_the_cache_without_workers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _tree(tmp_path, api.POOL_THRESHOLD + 10)
+    settings = Settings(root=tmp_path)
+    first = api.run([tmp_path], settings, Options(), jobs=1)
+    # every file has an entry, the clean ones too (the prefilter does not run again)
+    entries = [p for p in (tmp_path / FOLDER).rglob("*") if p.is_file() and "v1-" in str(p)]
+    assert len(entries) == api.POOL_THRESHOLD + 12
+
+    class NoPool:
+        def __init__(self, *args, **kwargs):
+            raise AssertionError("a worker pool started for a fully cached run")
+
+    monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", NoPool)
+    again = api.run([tmp_path], settings, Options(), jobs=2)
+    assert _summary(again) == _summary(first)
+    codes = {f.code for f in again.findings if f.path.endswith((".ipynb", ".txt"))}
+    assert codes  # notebooks and project files come from the cache too
+
+
+def test_a_changed_file_is_checked_again(tmp_path: Path) -> None:
+    _tree(tmp_path, 4)
+    settings = Settings(root=tmp_path)
+    api.run([tmp_path], settings, Options(), jobs=1)
+    (tmp_path / "m001.py").write_text(LEGACY)
+    again = api.run([tmp_path], settings, Options(), jobs=1)
+    assert any(f.path.endswith("m001.py") for f in again.findings)
