@@ -301,3 +301,40 @@ def test_the_command_line_does_not_import_the_server_libraries() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+@slow
+def test_a_notebook_opened_as_text_points_to_its_json_lines(tmp_path: Path) -> None:
+    source = ["import torch_xla.core.xla_model as xm\n", "device = xm.xla_device()\n"]
+    notebook = {
+        "cells": [{"cell_type": "code", "metadata": {}, "outputs": [], "source": source}],
+        "metadata": {"language_info": {"name": "python"}},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
+    path = tmp_path / "explore.ipynb"
+    text = json.dumps(notebook, indent=1) + "\n"
+    path.write_text(text)
+    with LspClient(tmp_path) as client:
+        doc = client.open(path, language="json")
+        (found,) = client.diagnostics(doc)
+        line = text.splitlines()[found["range"]["start"]["line"]]
+        assert found["code"] == "NM101" and "xla_device" in line
+        (fix_all,) = _actions(client, doc, None, only=["source.fixAll"])
+        fixed = json.loads(apply_edits(text, _edit_of(fix_all, doc)))
+        assert "torch.device" in "".join(fixed["cells"][0]["source"])
+
+
+@slow
+def test_excluded_files_get_no_diagnostics(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text('[tool.neuron-migrate]\nextend-exclude = ["vendor"]\n')
+    vendored = tmp_path / "vendor" / "old.py"
+    vendored.parent.mkdir()
+    vendored.write_text(LEGACY)
+    mine = tmp_path / "train.py"
+    mine.write_text(LEGACY)
+    with LspClient(tmp_path) as client:
+        client.open(vendored)
+        doc = client.open(mine)
+        assert _codes(client.diagnostics(doc)) == ["NM101", "NM201"]
+        assert not any(uri(vendored) in json.dumps(n) for n in client.notifications)

@@ -60,10 +60,12 @@ def _action(title: str, kind: str, data: dict[str, Any], **more: Any) -> lsp.Cod
 def text_actions(checked: Checked, request: Request) -> list[lsp.CodeAction]:
     lines = lines_of(checked.text)
     actions: list[lsp.CodeAction] = []
+    # one finding at a time in Python and project files; a notebook opened as JSON text gets
+    # the fix of all (its findings' positions are in cells, not in the JSON)
     here = [
         f
         for f in checked.result.findings
-        if overlaps(finding_range(f, lines, request.codec), request.range)
+        if f.cell is None and overlaps(finding_range(f, lines, request.codec), request.range)
     ]
     if request.wants(lsp.CodeActionKind.QuickFix):
         for finding in here:

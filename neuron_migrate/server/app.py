@@ -13,7 +13,14 @@ from neuron_migrate.model import FileResult
 from neuron_migrate.packs.docs import explain
 from neuron_migrate.server import actions
 from neuron_migrate.server.config import SettingsStore
-from neuron_migrate.server.convert import SOURCE, contains, diagnostic, finding_range, lines_of
+from neuron_migrate.server.convert import (
+    SOURCE,
+    contains,
+    diagnostic,
+    document_range,
+    finding_range,
+    lines_of,
+)
 from neuron_migrate.server.documents import Cell, Checker
 
 log = logging.getLogger(__name__)
@@ -39,6 +46,8 @@ class MigrateServer(LanguageServer):
         )
         self.checker = Checker(SettingsStore())
         self._timers: dict[str, asyncio.TimerHandle] = {}
+        # documents that have diagnostics on the client
+        self._published: set[str] = set()
 
     # ---- publishing -------------------------------------------------------------------------
 
@@ -66,7 +75,10 @@ class MigrateServer(LanguageServer):
             return
         checked = self.checker.check_text(uri, document.source, document.language_id)
         if checked is None:
+            if uri in self._published:  # excluded since (a changed pyproject.toml)
+                self.clear(uri)
             return
+        self._published.add(uri)
         lines = lines_of(checked.text)
         codec = self.workspace.position_codec
         settings = checked.settings
@@ -75,7 +87,13 @@ class MigrateServer(LanguageServer):
                 uri=uri,
                 version=document.version,
                 diagnostics=[
-                    diagnostic(f, lines, codec, self.checker.rule(settings, f.code))
+                    diagnostic(
+                        f,
+                        lines,
+                        codec,
+                        self.checker.rule(settings, f.code),
+                        document_range(f, lines, codec),
+                    )
                     for f in checked.result.findings
                 ],
             )
@@ -108,6 +126,7 @@ class MigrateServer(LanguageServer):
 
     def clear(self, uri: str) -> None:
         self.checker.forget(uri)
+        self._published.discard(uri)
         self.text_document_publish_diagnostics(
             lsp.PublishDiagnosticsParams(uri=uri, diagnostics=[])
         )
@@ -201,11 +220,10 @@ class MigrateServer(LanguageServer):
             settings = checked_text.settings
         lines = lines_of(text)
         codec = self.workspace.position_codec
+        place = finding_range if notebook is not None else document_range
         seen: list[str] = []
         for finding in findings:
-            if finding.code not in seen and contains(
-                finding_range(finding, lines, codec), params.position
-            ):
+            if finding.code not in seen and contains(place(finding, lines, codec), params.position):
                 seen.append(finding.code)
         rules = [self.checker.rule(settings, code) for code in seen]
         pages = [explain(rule) for rule in rules if rule is not None]

@@ -35,12 +35,34 @@ def finding_range(finding: Finding, lines: list[str], codec: PositionCodec) -> l
     return codec.range_to_client_units(lines, ServerTextRange(start, end))
 
 
+def _json_range(finding: Finding, lines: list[str]) -> lsp.Range:
+    """A notebook finding in the notebook's own JSON text (a notebook opened as a plain text
+    document): the JSON line that holds the cell's line, else the start of the file."""
+    from neuron_migrate.checkers.notebook import json_line_of
+
+    number = json_line_of("".join(lines), finding.cell or 0, finding.span.line) or 1
+    line = lines[number - 1] if number <= len(lines) else ""
+    indent = len(line) - len(line.lstrip())
+    end = len(line.rstrip("\r\n"))
+    return lsp.Range(lsp.Position(number - 1, indent), lsp.Position(number - 1, end))
+
+
+def document_range(finding: Finding, lines: list[str], codec: PositionCodec) -> lsp.Range:
+    """Where a finding is in the text document it was found in: a finding in a cell (`cell`
+    set) of a notebook checked as a text document lies in the notebook's JSON text."""
+    if finding.cell is None:
+        return finding_range(finding, lines, codec)
+    return _json_range(finding, lines)
+
+
 def diagnostic(
-    finding: Finding, lines: list[str], codec: PositionCodec, rule: Rule | None
+    finding: Finding, lines: list[str], codec: PositionCodec, rule: Rule | None, where=None
 ) -> lsp.Diagnostic:
+    """The finding as an LSP diagnostic; `lines` are those of the text it was found in, `where`
+    its range when already known (default: finding_range)."""
     href = rule.source if rule is not None and rule.source.startswith("http") else None
     return lsp.Diagnostic(
-        range=finding_range(finding, lines, codec),
+        range=where or finding_range(finding, lines, codec),
         message=finding.message,
         severity=_SEVERITY.get(finding.severity, lsp.DiagnosticSeverity.Warning),
         code=finding.code,

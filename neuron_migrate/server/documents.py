@@ -16,6 +16,7 @@ from neuron_migrate.config.settings import ConfigError, Settings
 from neuron_migrate.model import FileResult, Finding
 from neuron_migrate.packs.loader import PackError, Rule, load_rules
 from neuron_migrate.server.config import SettingsStore
+from neuron_migrate.workspace.discovery import is_excluded
 from neuron_migrate.workspace.filekinds import kind_of
 
 log = logging.getLogger(__name__)
@@ -83,6 +84,15 @@ class Checker:
         self.store = store
         self.texts: dict[str, Checked] = {}
         self.notebooks: dict[str, NotebookChecked] = {}
+        self._excluded: dict[str, bool] = {}
+
+    def excluded(self, filename: str, settings: Settings) -> bool:
+        """Is the file one the command line skips (excludes, .gitignore)? Editors show no
+        findings there either, as ruff's server does."""
+        if filename not in self._excluded:
+            path = Path(filename)
+            self._excluded[filename] = path.is_absolute() and is_excluded(path, settings)
+        return self._excluded[filename]
 
     def settings_for(self, filename: str) -> Settings:
         path = Path(filename)
@@ -108,7 +118,8 @@ class Checker:
             return FileResult(filename, error=f"internal error: {type(exc).__name__}: {exc}")
 
     def check_text(self, uri: str, text: str, language_id: str | None = None) -> Checked | None:
-        """Check a text document; None when no checker reads its kind of file."""
+        """Check a text document; None when no checker reads its kind of file, or it is
+        excluded."""
         filename = filename_of(uri)
         if kind_of(filename) is None:
             if language_id != "python":
@@ -118,6 +129,8 @@ class Checker:
         if cached is not None and cached.text == text:
             return cached
         settings = self.settings_for(filename)
+        if self.excluded(filename, settings):
+            return None
         checked = Checked(uri, text, filename, settings, self.run(text, filename, settings, CHECK))
         self.texts[uri] = checked
         return checked
@@ -130,7 +143,10 @@ class Checker:
         if cached is not None and cached.cells == cells:
             return cached
         settings = self.settings_for(filename)
-        result = self.run(notebook_json(cells), filename, settings, CHECK)
+        if self.excluded(filename, settings):
+            result = FileResult(filename)
+        else:
+            result = self.run(notebook_json(cells), filename, settings, CHECK)
         checked = NotebookChecked(uri, filename, settings, cells, result)
         self.notebooks[uri] = checked
         return checked
@@ -144,3 +160,4 @@ class Checker:
         self.store.reload()
         self.texts.clear()
         self.notebooks.clear()
+        self._excluded.clear()
