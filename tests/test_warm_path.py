@@ -62,3 +62,15 @@ def test_a_changed_file_is_checked_again(tmp_path: Path) -> None:
     (tmp_path / "m001.py").write_text(LEGACY)
     again = api.run([tmp_path], settings, Options(), jobs=1)
     assert any(f.path.endswith("m001.py") for f in again.findings)
+
+
+def test_a_users_pack_folder_keys_the_cache_by_its_files(tmp_path: Path) -> None:
+    from neuron_migrate.workspace.cache import Cache
+
+    pack = tmp_path / "mypack"
+    pack.mkdir()
+    (pack / "pack.toml").write_text('[pack]\nname = "mine"\n')
+    (pack / "NM950_x.toml").write_text('code = "NM950"\n')
+    before = Cache.for_run(tmp_path, (), "settings", (str(pack),)).folder
+    (pack / "NM950_x.toml").write_text('code = "NM950"\nname = "changed"\n')
+    assert Cache.for_run(tmp_path, (), "settings", (str(pack),)).folder != before
