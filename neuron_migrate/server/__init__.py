@@ -9,6 +9,6 @@ from __future__ import annotations
 
 def serve() -> None:
     """Serve one client over stdin/stdout until it exits."""
-    from neuron_migrate.server.app import build_server
+    from neuron_migrate.server.handlers import build_server
 
     build_server().start_io()

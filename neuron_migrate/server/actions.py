@@ -16,13 +16,14 @@ from pygls.workspace.position_codec import PositionCodec
 
 from neuron_migrate.adoption.addnoqa import add_noqa_text
 from neuron_migrate.api import fix_options
+from neuron_migrate.checkers.python import PARSE_ERROR as PARSE_ERROR_RULE
 from neuron_migrate.checkers.python import finding_key
 from neuron_migrate.model import Finding, Safety
 from neuron_migrate.server.convert import finding_range, lines_of, overlaps, text_edits
 from neuron_migrate.server.documents import Checked, Checker, NotebookChecked, notebook_json
 
 FIX_ALL = "source.fixAll.neuron-migrate"
-PARSE_ERROR = "NM000"
+PARSE_ERROR = PARSE_ERROR_RULE[0]  # a file that does not parse: nothing to fix or silence
 
 
 @dataclass

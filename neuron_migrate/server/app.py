@@ -252,11 +252,3 @@ class MigrateServer(LanguageServer):
                 ]
             )
         )
-
-
-def build_server() -> MigrateServer:
-    from neuron_migrate.server import handlers
-
-    server = MigrateServer()
-    handlers.register(server)
-    return server

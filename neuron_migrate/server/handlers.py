@@ -91,3 +91,9 @@ def register(server: MigrateServer) -> None:  # noqa: C901 - one short handler p
     @server.feature(lsp.TEXT_DOCUMENT_HOVER)
     def hover(ls: MigrateServer, params: lsp.HoverParams) -> lsp.Hover | None:
         return ls.hover(params)
+
+
+def build_server() -> MigrateServer:
+    server = MigrateServer()
+    register(server)
+    return server
