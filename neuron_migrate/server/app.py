@@ -141,9 +141,10 @@ class MigrateServer(LanguageServer):
         except RuntimeError:
             self.publish(uri)
             return
-        self._timers[uri] = loop.call_later(DEBOUNCE_SECONDS, self._publish_safely, uri)
+        self._timers[uri] = loop.call_later(DEBOUNCE_SECONDS, self.publish_now, uri)
 
-    def _publish_safely(self, uri: str) -> None:
+    def publish_now(self, uri: str) -> None:
+        """Check a document or notebook now; a failure is logged, and the server goes on."""
         self._timers.pop(uri, None)
         try:
             if self.workspace.get_notebook_document(notebook_uri=uri) is not None:
@@ -157,10 +158,10 @@ class MigrateServer(LanguageServer):
         """Settings changed: check every open document again."""
         self.checker.reload()
         for uri in list(self.workspace.notebook_documents):
-            self._publish_safely(uri)
+            self.publish_now(uri)
         for uri in list(self.workspace.text_documents):
             if self.workspace.get_notebook_document(cell_uri=uri) is None:
-                self._publish_safely(uri)
+                self.publish_now(uri)
 
     # ---- code actions and hover -------------------------------------------------------------
 

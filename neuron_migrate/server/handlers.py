@@ -26,20 +26,18 @@ def register(server: MigrateServer) -> None:  # noqa: C901 - one short handler p
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: MigrateServer, params: lsp.DidOpenTextDocumentParams) -> None:
-        if not _is_config(params.text_document.uri):
-            ls._publish_safely(params.text_document.uri)
+        ls.publish_now(params.text_document.uri)
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(ls: MigrateServer, params: lsp.DidChangeTextDocumentParams) -> None:
-        if not _is_config(params.text_document.uri):
-            ls.publish_later(params.text_document.uri)
+        ls.publish_later(params.text_document.uri)
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_SAVE)
     def did_save(ls: MigrateServer, params: lsp.DidSaveTextDocumentParams) -> None:
         if _is_config(params.text_document.uri):
-            ls.republish_all()
+            ls.republish_all()  # the pyproject.toml itself too (its dependencies are checked)
         else:
-            ls._publish_safely(params.text_document.uri)
+            ls.publish_now(params.text_document.uri)
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: MigrateServer, params: lsp.DidCloseTextDocumentParams) -> None:
@@ -47,7 +45,7 @@ def register(server: MigrateServer) -> None:  # noqa: C901 - one short handler p
 
     @server.feature(lsp.NOTEBOOK_DOCUMENT_DID_OPEN)
     def notebook_open(ls: MigrateServer, params: lsp.DidOpenNotebookDocumentParams) -> None:
-        ls._publish_safely(params.notebook_document.uri)
+        ls.publish_now(params.notebook_document.uri)
 
     @server.feature(lsp.NOTEBOOK_DOCUMENT_DID_CHANGE)
     def notebook_change(ls: MigrateServer, params: lsp.DidChangeNotebookDocumentParams) -> None:
@@ -55,7 +53,7 @@ def register(server: MigrateServer) -> None:  # noqa: C901 - one short handler p
 
     @server.feature(lsp.NOTEBOOK_DOCUMENT_DID_SAVE)
     def notebook_save(ls: MigrateServer, params: lsp.DidSaveNotebookDocumentParams) -> None:
-        ls._publish_safely(params.notebook_document.uri)
+        ls.publish_now(params.notebook_document.uri)
 
     @server.feature(lsp.NOTEBOOK_DOCUMENT_DID_CLOSE)
     def notebook_close(ls: MigrateServer, params: lsp.DidCloseNotebookDocumentParams) -> None:
