@@ -254,6 +254,12 @@ def test_notebook_cells_get_their_diagnostics(tmp_path: Path) -> None:
         )
         assert hover["contents"]["value"].startswith("# NM101")
 
+        one = _actions(client, cells[2][0], found)
+        fix = next(a for a in one if a["title"].startswith("Fix NM101"))
+        fixed = apply_edits(cells[2][1], fix["edit"]["changes"][cells[2][0]])
+        assert fixed.startswith('device = torch.device("neuron")\n')
+        assert any("noqa: NM101" in a["title"] for a in one)
+
         (fix_all,) = _actions(client, cells[2][0], None, only=["source.fixAll"])
         changes = fix_all["edit"]["changes"]
         first = apply_edits(cells[0][1], changes[cells[0][0]])

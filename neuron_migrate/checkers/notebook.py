@@ -344,6 +344,17 @@ def _map(finding: Finding, joined: Joined) -> Finding:
     return replace(finding, cell=start[0], span=Span(start[1], span.column, end_line, end_column))
 
 
+def _joined_keys(keys: frozenset, joined: Joined) -> frozenset:
+    """Findings named by cell and line (Options.only) as the joined text names them (a
+    magic's placeholder keeps the columns of the line it stands for)."""
+    line_of = {where: line for line, where in joined.where.items()}
+    out = set()
+    for code, cell, line, column in keys:
+        if (cell, line) in line_of:
+            out.add((code, 0, line_of[(cell, line)], column))
+    return frozenset(out)
+
+
 def _load(text: str) -> dict:
     try:
         nb = json.loads(text)
@@ -368,6 +379,10 @@ def check_notebook_source(text: str, path: str, job, relative: str | None = None
     joined = join(nb)
     if not joined.cells:
         return result
+    if job.options.only is not None:
+        job = replace(
+            job, options=replace(job.options, only=_joined_keys(job.options.only, joined))
+        )
     inner = check_source(joined.text, path, job, relative)
     result.findings = [_map(f, joined) for f in inner.findings]
     result.error = inner.error

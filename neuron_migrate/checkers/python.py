@@ -29,9 +29,9 @@ class Options:
     fix: bool = False
     unsafe_fixes: bool = False
     diff: bool = False
-    # fix only the findings with these keys (finding_key: code, line, column), in one round;
-    # None: every fixable finding (editors fix one finding at a time)
-    only: frozenset[tuple[str, int, int]] | None = None
+    # fix only the findings with these keys (finding_key: code, cell, line, column), in one
+    # round; None: every fixable finding (editors fix one finding at a time)
+    only: frozenset[tuple[str, int, int, int]] | None = None
 
     @property
     def rewrites(self) -> bool:
@@ -45,9 +45,10 @@ class Options:
         return self.only is None or finding_key(finding) in self.only
 
 
-def finding_key(finding: Finding) -> tuple[str, int, int]:
-    """What names one finding of a text (for Options.only)."""
-    return (finding.code, finding.span.line, finding.span.column)
+def finding_key(finding: Finding) -> tuple[str, int, int, int]:
+    """What names one finding of a text (for Options.only): code, cell (0 outside notebooks),
+    line and column."""
+    return (finding.code, finding.cell or 0, finding.span.line, finding.span.column)
 
 
 @dataclass

@@ -147,6 +147,19 @@ def cell_actions(checked: NotebookChecked, cell_uri: str, request: Request) -> l
                 continue
             if not overlaps(finding_range(finding, lines, request.codec), request.range):
                 continue
+            if _fixable(finding, request.unsafe):
+                edit = _notebook_fix(checked, request, [finding])
+                if edit is not None:
+                    unsafe = finding.fix is not None and finding.fix.safety is Safety.UNSAFE
+                    actions.append(
+                        lsp.CodeAction(
+                            title=f"Fix {finding.code}: {finding.message}"
+                            + (" (unsafe fix)" if unsafe else ""),
+                            kind=lsp.CodeActionKind.QuickFix,
+                            is_preferred=not unsafe,
+                            edit=edit,
+                        )
+                    )
             new = add_noqa_text(cell.text, [finding])[0]
             if new != cell.text:
                 edits = text_edits(cell.text, new, request.codec)
@@ -168,9 +181,12 @@ def cell_actions(checked: NotebookChecked, cell_uri: str, request: Request) -> l
     return actions
 
 
-def _notebook_fix(checked: NotebookChecked, request: Request) -> lsp.WorkspaceEdit | None:
-    """Fix the whole notebook; an edit for each cell that changed."""
-    options = fix_options(None, request.unsafe)
+def _notebook_fix(
+    checked: NotebookChecked, request: Request, findings: list[Finding] | None = None
+) -> lsp.WorkspaceEdit | None:
+    """Fix the notebook (all its fixable findings, or only `findings`); an edit for each cell
+    that changed."""
+    options = fix_options(findings, request.unsafe)
     result = request.checker.run(
         notebook_json(checked.cells), checked.filename, checked.settings, options
     )
