@@ -48,7 +48,7 @@ def _edit_of(action: dict, doc: str) -> list[dict]:
 
 
 def test_diagnostics_quick_fix_and_clearing(tmp_path: Path) -> None:
-    path = tmp_path / "train.py"
+    path = tmp_path / "my train.py"  # its URI is quoted (%20), as editors send it
     path.write_text(LEGACY)
     with LspClient(tmp_path) as client:
         doc = client.open(path)

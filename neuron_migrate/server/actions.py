@@ -21,6 +21,7 @@ from neuron_migrate.checkers.python import finding_key
 from neuron_migrate.model import Finding, Safety
 from neuron_migrate.server.convert import finding_range, lines_of, overlaps, text_edits
 from neuron_migrate.server.documents import Checked, Checker, NotebookChecked, notebook_json
+from neuron_migrate.workspace.filekinds import kind_of
 
 FIX_ALL = "source.fixAll.neuron-migrate"
 PARSE_ERROR = PARSE_ERROR_RULE[0]  # a file that does not parse: nothing to fix or silence
@@ -82,7 +83,7 @@ def text_actions(checked: Checked, request: Request) -> list[lsp.CodeAction]:
                         is_preferred=not unsafe,
                     )
                 )
-            if finding.code != PARSE_ERROR:
+            if finding.code != PARSE_ERROR and kind_of(checked.filename) == "python":
                 actions.append(
                     _action(
                         f"Disable {finding.code} for this line (# noqa: {finding.code})",
@@ -96,7 +97,8 @@ def text_actions(checked: Checked, request: Request) -> list[lsp.CodeAction]:
         action.data["unsafe"] = request.unsafe
         if request.eager:
             resolve_text(checked, action, request.codec, request.checker)
-    return actions
+    # made at once, an action that came to nothing (a fix that declined) is not offered
+    return [a for a in actions if not request.eager or a.edit is not None]
 
 
 def _finding(findings: list[Finding], key: list) -> Finding | None:

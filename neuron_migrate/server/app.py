@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from urllib.parse import unquote
 
 from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
+from pygls.workspace import TextDocument
 
 from neuron_migrate import __version__
 from neuron_migrate.model import FileResult
@@ -46,8 +48,15 @@ class MigrateServer(LanguageServer):
         )
         self.checker = Checker(SettingsStore())
         self._timers: dict[str, asyncio.TimerHandle] = {}
-        # documents that have diagnostics on the client
+        # documents that have diagnostics on the client, and the open text documents, as the
+        # client spells their URIs
         self._published: set[str] = set()
+        self.opened: set[str] = set()
+
+    def document(self, uri: str) -> TextDocument | None:
+        """The open text document (pygls keeps them under the unquoted URI; a client's URIs
+        may be quoted: `%20`)."""
+        return self.workspace.text_documents.get(unquote(uri))
 
     # ---- publishing -------------------------------------------------------------------------
 
@@ -70,7 +79,7 @@ class MigrateServer(LanguageServer):
         if notebook is not None:
             self.publish_notebook(notebook.uri)
             return
-        document = self.workspace.text_documents.get(uri)
+        document = self.document(uri)
         if document is None:
             return
         checked = self.checker.check_text(uri, document.source, document.language_id)
@@ -159,9 +168,8 @@ class MigrateServer(LanguageServer):
         self.checker.reload()
         for uri in list(self.workspace.notebook_documents):
             self.publish_now(uri)
-        for uri in list(self.workspace.text_documents):
-            if self.workspace.get_notebook_document(cell_uri=uri) is None:
-                self.publish_now(uri)
+        for uri in list(self.opened):
+            self.publish_now(uri)
 
     # ---- code actions and hover -------------------------------------------------------------
 
@@ -184,7 +192,7 @@ class MigrateServer(LanguageServer):
         if notebook is not None:
             checked = self.checker.check_notebook(notebook.uri, self.notebook_cells(notebook.uri))
             return actions.cell_actions(checked, uri, request)
-        document = self.workspace.text_documents.get(uri)
+        document = self.document(uri)
         if document is None:
             return []
         checked = self.checker.check_text(uri, document.source, document.language_id)
@@ -192,7 +200,7 @@ class MigrateServer(LanguageServer):
 
     def resolve(self, action: lsp.CodeAction) -> lsp.CodeAction:
         uri = (action.data or {}).get("uri")
-        document = self.workspace.text_documents.get(uri) if uri else None
+        document = self.document(uri) if uri else None
         if document is None:
             return action
         checked = self.checker.check_text(uri, document.source, document.language_id)
@@ -209,7 +217,7 @@ class MigrateServer(LanguageServer):
             text = checked.cells[number - 1].text if number else ""
             findings, settings = checked.findings_of(uri), checked.settings
         else:
-            document = self.workspace.text_documents.get(uri)
+            document = self.document(uri)
             checked_text = (
                 self.checker.check_text(uri, document.source, document.language_id)
                 if document is not None

@@ -26,6 +26,7 @@ def register(server: MigrateServer) -> None:  # noqa: C901 - one short handler p
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: MigrateServer, params: lsp.DidOpenTextDocumentParams) -> None:
+        ls.opened.add(params.text_document.uri)
         ls.publish_now(params.text_document.uri)
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
@@ -41,6 +42,7 @@ def register(server: MigrateServer) -> None:  # noqa: C901 - one short handler p
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: MigrateServer, params: lsp.DidCloseTextDocumentParams) -> None:
+        ls.opened.discard(params.text_document.uri)
         ls.clear(params.text_document.uri)
 
     @server.feature(lsp.NOTEBOOK_DOCUMENT_DID_OPEN)
