@@ -6,7 +6,8 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from neuron_migrate.checkers.python import Job, Options, finding_key, problem
+from neuron_migrate.checkers import kind_named
+from neuron_migrate.checkers.base import Job, Options, check_file, finding_key, problem
 from neuron_migrate.config.settings import Settings, select_rules
 from neuron_migrate.model import FileResult, Finding
 from neuron_migrate.packs.loader import Rule, load_rules
@@ -61,49 +62,27 @@ def _init_worker(rules: tuple[Rule, ...], settings: Settings, options: Options, 
     _worker_job = Job(rules, settings, options, cache=store)
 
 
-def _read(path: Path) -> bytes | None:
-    try:
-        return path.read_bytes()
-    except OSError:
-        return None
+def check_one(path: Path, display: str, relative: str, job: Job) -> FileResult:
+    """Check one file with the checker of its kind (a file named explicitly with no known kind
+    is read as Python, as ruff does)."""
+    kind = kind_named(filekinds.kind_of(path) or "python")
+    return check_file(kind, path, display, relative, job)
 
 
 def cached_result(path: Path, display: str, relative: str, cache: Cache) -> FileResult | None:
     """The cached result of a file whose bytes have not changed, or None."""
-    data = _read(path)
-    if data is None:
+    try:
+        data = path.read_bytes()
+    except OSError:
         return None
     findings = cache.get(relative, data, display)
     return None if findings is None else FileResult(display, findings=findings)
 
 
-def _check_uncached(path: Path, display: str, relative: str, job: Job) -> FileResult:
-    """Check one file and, when it is the same before and after, cache its result (an empty
-    one too: a file the prefilter skips is not read again)."""
-    cache = job.cache if not job.options.rewrites else None
-    before = _read(path) if cache is not None else None
-    kind = filekinds.kind_of(path) or "python"
-    result = filekinds.checker(kind)(path, display, relative, job)
-    if cache is not None and before is not None and result.error is None:
-        if _read(path) == before:
-            cache.put(relative, before, result.findings)
-    return result
-
-
-def check_one(path: Path, display: str, relative: str, job: Job) -> FileResult:
-    """Check one file with the checker of its kind (a file named explicitly with no known kind
-    is read as Python, as ruff does), from the cache when its bytes are unchanged."""
-    if job.cache is not None and not job.options.rewrites:
-        hit = cached_result(path, display, relative, job.cache)
-        if hit is not None:
-            return hit
-    return _check_uncached(path, display, relative, job)
-
-
 def _work(item: tuple[str, str, str]) -> FileResult:
     path, display, relative = item
     assert _worker_job is not None
-    return _check_uncached(Path(path), display, relative, _worker_job)
+    return check_one(Path(path), display, relative, _worker_job)
 
 
 def run(
@@ -137,7 +116,8 @@ def run(
         progress.start(len(items))
     if store is not None and not options.rewrites:
         # cache hits are served here, before any worker starts: a re-run of an unchanged tree
-        # costs a read and a hash per file
+        # costs a read and a hash per file (check_file caches every kind of file, and a file
+        # the prefilter skips too)
         misses = []
         for item in items:
             hit = cached_result(Path(item[0]), item[1], item[2], store)
@@ -161,7 +141,7 @@ def run(
                     progress.advance()
     else:
         for path, display, relative in items:
-            result.files.append(_check_uncached(Path(path), display, relative, job))
+            result.files.append(check_one(Path(path), display, relative, job))
             if progress is not None:
                 progress.advance()
     result.files.sort(key=lambda r: r.path)
@@ -179,10 +159,7 @@ def run_source(
     """Check source text given directly (stdin, editors, tests). `job`: one from make_job with
     the same settings and options, to reuse its rule sets."""
     job = job or make_job(settings, options)
-    kind = filekinds.kind_of(filename) or "python"
-    return filekinds.source_checker(kind)(
-        text, filename, job, _relative(Path(filename), settings.root)
-    )
+    return check_text(text, filename, job, _relative(Path(filename), settings.root))
 
 
 def fix_source(
@@ -201,3 +178,12 @@ def fix_options(findings: list[Finding] | None = None, unsafe_fixes: bool = Fals
     """The options that fix every fixable finding, or only `findings`."""
     only = None if findings is None else frozenset(finding_key(f) for f in findings)
     return Options(fix=True, unsafe_fixes=unsafe_fixes, only=only)
+
+
+def check_text(text: str, filename: str, job: Job, relative: str | None = None) -> FileResult:
+    """Check text as the file `filename` (its name picks the kind), prefilter included."""
+    kind = kind_named(filekinds.kind_of(filename) or "python")
+    relative = relative if relative is not None else filename
+    if not kind.wants(text.encode("utf-8", "surrogatepass"), job, relative):
+        return FileResult(filename, original_source=text)
+    return kind.check_text(text, filename, job, relative)

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from neuron_migrate import api
-from neuron_migrate.checkers.python import Options
+from neuron_migrate.checkers.base import Options
 from neuron_migrate.config.settings import Settings
 
 TEXT = "import torch_xla.core.xla_model as xm\n\nxm.mark_step()\nx = 1\nxm.mark_step()\n"

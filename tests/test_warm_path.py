@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from neuron_migrate import api
-from neuron_migrate.checkers.python import Options
+from neuron_migrate.checkers.base import Options
 from neuron_migrate.config.settings import Settings
 from neuron_migrate.workspace.cache import FOLDER
 

@@ -16,8 +16,8 @@ from pygls.workspace.position_codec import PositionCodec
 
 from neuron_migrate.adoption.addnoqa import add_noqa_text
 from neuron_migrate.api import fix_options
-from neuron_migrate.checkers.python import PARSE_ERROR as PARSE_ERROR_RULE
-from neuron_migrate.checkers.python import finding_key
+from neuron_migrate.checkers.base import PARSE_ERROR as PARSE_ERROR_RULE
+from neuron_migrate.checkers.base import finding_key
 from neuron_migrate.model import Finding, Safety
 from neuron_migrate.server.convert import finding_range, lines_of, overlaps, text_edits
 from neuron_migrate.server.documents import Checked, Checker, NotebookChecked, notebook_json

@@ -11,7 +11,7 @@ from pathlib import Path
 from pygls.uris import to_fs_path
 
 from neuron_migrate.api import Options, run_source
-from neuron_migrate.checkers.python import problem
+from neuron_migrate.checkers.base import problem
 from neuron_migrate.config.settings import ConfigError, Settings
 from neuron_migrate.model import FileResult, Finding
 from neuron_migrate.packs.loader import PackError, Rule, load_rules
