@@ -74,3 +74,13 @@ def test_a_users_pack_folder_keys_the_cache_by_its_files(tmp_path: Path) -> None
     before = Cache.for_run(tmp_path, (), "settings", (str(pack),)).folder
     (pack / "NM950_x.toml").write_text('code = "NM950"\nname = "changed"\n')
     assert Cache.for_run(tmp_path, (), "settings", (str(pack),)).folder != before
+
+
+def test_start_up_does_not_import_libcst() -> None:
+    """`--version` and a run served from the cache parse nothing: LibCST stays unloaded."""
+    import subprocess
+    import sys
+
+    code = "import sys, neuron_migrate.cli.app, neuron_migrate.api; print('libcst' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
