@@ -84,3 +84,23 @@ def test_start_up_does_not_import_libcst() -> None:
     code = "import sys, neuron_migrate.cli.app, neuron_migrate.api; print('libcst' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_sarif_fixes_of_results_served_from_the_cache(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    (tmp_path / "train.py").write_text(LEGACY)
+
+    def sarif() -> dict:
+        out = subprocess.run(
+            [sys.executable, "-m", "neuron_migrate", "check", "--format", "sarif", "."],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+        )
+        return json.loads(out.stdout)
+
+    fresh, cached = sarif(), sarif()
+    assert (tmp_path / FOLDER).is_dir()
+    assert fresh == cached and "fixes" in fresh["runs"][0]["results"][0]
