@@ -12,7 +12,7 @@ pytest.importorskip("pygls")
 
 from lsp_driver import LspClient, apply_edits, default_capabilities, uri  # noqa: E402
 
-# each test starts a server process (about 1.5 s); the first one stays in the fast lane
+# each test over stdio starts a server process (1.5 s, more on a busy machine)
 slow = pytest.mark.slow
 
 LEGACY = textwrap.dedent(
@@ -47,6 +47,7 @@ def _edit_of(action: dict, doc: str) -> list[dict]:
     return action["edit"]["changes"][doc]
 
 
+@slow
 def test_diagnostics_quick_fix_and_clearing(tmp_path: Path) -> None:
     path = tmp_path / "my train.py"  # its URI is quoted (%20), as editors send it
     path.write_text(LEGACY)
@@ -344,3 +345,33 @@ def test_excluded_files_get_no_diagnostics(tmp_path: Path) -> None:
         doc = client.open(mine)
         assert _codes(client.diagnostics(doc)) == ["NM101", "NM201"]
         assert not any(uri(vendored) in json.dumps(n) for n in client.notifications)
+
+
+def test_in_process_check_quick_fix_and_noqa(tmp_path: Path) -> None:
+    """The server's document path without the wire (the fast lane's server test)."""
+    from lsprotocol import types as lsp
+    from pygls.workspace.position_codec import PositionCodec
+
+    from neuron_migrate.server.actions import Request, text_actions
+    from neuron_migrate.server.config import SettingsStore
+    from neuron_migrate.server.documents import Checker
+
+    checker = Checker(SettingsStore())
+    doc = (tmp_path / "train.py").as_uri()
+    checked = checker.check_text(doc, LEGACY)
+    assert [f.code for f in checked.result.findings] == ["NM101", "NM201"]
+    everywhere = lsp.Range(lsp.Position(0, 0), lsp.Position(9, 0))
+    request = Request(
+        everywhere, None, False, True, PositionCodec(lsp.PositionEncodingKind.Utf16), checker
+    )
+    titles = {a.title.split(":")[0]: a for a in text_actions(checked, request)}
+    assert set(titles) == {
+        "Fix NM101",
+        "Fix NM201",
+        "Disable NM101 for this line (# noqa",
+        "Disable NM201 for this line (# noqa",
+        "neuron-migrate",
+    }
+    assert checker.check_text(doc, LEGACY) is checked  # unchanged text: no second check
+    broken = checker.check_text(doc, LEGACY + "def f(:\n")
+    assert [f.code for f in broken.result.findings] == ["NM000"]

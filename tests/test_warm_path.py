@@ -86,6 +86,7 @@ def test_start_up_does_not_import_libcst() -> None:
     assert out.stdout.strip() == "False"
 
 
+@pytest.mark.slow  # two runs of the command line
 def test_sarif_fixes_of_results_served_from_the_cache(tmp_path: Path) -> None:
     import subprocess
     import sys
