@@ -80,6 +80,8 @@ class _Applier(cst.CSTTransformer):
                 self.declined.append((edit, str(exc)))
             except Exception as exc:  # noqa: BLE001 - named after the rule that asked for it
                 raise RuleError(edit.rule, exc) from exc
+        if isinstance(original, cst.FormattedString) and updated is not original:
+            return actions.quotes_for_fstring(updated)
         if isinstance(original, (cst.IndentedBlock, cst.Module)):
             return self._block(original, updated)
         if isinstance(original, cst.SimpleStatementSuite):

@@ -71,4 +71,4 @@ def parse_args() -> argparse.Namespace:
 
 
 if __name__ == "__main__":
-    _mp_fn(int(os.environ.get("LOCAL_RANK", 0)), *(parse_args(),))
+    _mp_fn(int(os.environ.get("LOCAL_RANK", 0)), parse_args())
