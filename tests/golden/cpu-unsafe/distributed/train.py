@@ -10,6 +10,7 @@ import os
 import torch
 import torch.distributed as dist
 import torch.nn as nn
+from torch.utils._pytree import tree_map_only
 from torch.utils.data import DataLoader, TensorDataset
 from torch.utils.data.distributed import DistributedSampler
 
@@ -54,8 +55,10 @@ def _mp_fn(index, args):
 
     # wait for every worker before the master writes the checkpoint
     dist.barrier()
-    if int(os.environ.get("RANK", 0)) == 0:
-        torch.save(model.state_dict(), args.out)
+    if int(os.environ.get("LOCAL_RANK", 0)) == 0:
+        torch.save(tree_map_only(torch.Tensor, torch.Tensor.cpu, model.state_dict()), args.out)
+    if dist.is_initialized():
+        dist.barrier()
     if int(os.environ.get("LOCAL_RANK", 0)) == 0:
         print(f"checkpoint written to {args.out}")
     print(f"done: rank={rank} world={world_size}", flush=True)
