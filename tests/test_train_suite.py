@@ -60,9 +60,6 @@ SCRIPTS = [
     Script(
         "single_device",
         "train.py",
-        known_failure=(
-            "xm.optimizer_step(optimizer, barrier=True) stays manual, so its torch_xla import stays (item 2)"
-        ),
     ),
     Script(
         "torchrun_mnist",
@@ -114,7 +111,7 @@ SCRIPTS = [
         "run.py",
         nproc=2,
         known_failure=(
-            "ParallelLoader built in data.py and consumed in engine.py (item 5); star import of xla_model (item 6); optimizer_step drops the all-reduce (item 2)"
+            "MpDeviceLoader built in data.py and consumed in engine.py (item 5); star import of xla_model (item 6); optimizer_step drops the all-reduce (item 2)"
         ),
     ),
     Script(

@@ -12,5 +12,5 @@ def build_train_loader(device, rank, world_size, batch_size=16):
     dataset = TensorDataset(features, targets)
     sampler = DistributedSampler(dataset, num_replicas=world_size, rank=rank, shuffle=True, seed=0)
     loader = DataLoader(dataset, batch_size=batch_size, sampler=sampler)
-    parallel_loader = pl.ParallelLoader(loader, [device])
-    return parallel_loader.per_device_loader(device), sampler
+    # MpDeviceLoader can be iterated once per epoch (a per_device_loader only once)
+    return pl.MpDeviceLoader(loader, device), sampler
