@@ -49,6 +49,10 @@ def _mp_fn(index, args):
             optimizer.zero_grad()
             loss = loss_fn(model(x), y)
             loss.backward()
+            if dist.is_initialized():
+                for grad in [p.grad for g in optimizer.param_groups for p in g["params"] if p.grad is not None]:
+                    dist.all_reduce(grad, op=dist.ReduceOp.SUM)
+                    grad.div_(dist.get_world_size())
             optimizer.step()  # all-reduce gradients, then step
         if int(os.environ.get("RANK", 0)) == 0:
             print(f"epoch {epoch}: loss {loss.item():.4f}")
