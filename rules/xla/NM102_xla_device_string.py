@@ -16,7 +16,6 @@ from __future__ import annotations
 import re
 
 import libcst as cst
-
 from neuron_migrate.engine.coderule import CodeRule, is_device_string, string_value
 
 # device, DEVICE, train_device, device_type, dev, args.dev, xla_dev ...
