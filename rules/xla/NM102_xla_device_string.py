@@ -58,8 +58,7 @@ class DeviceStringHolders(CodeRule):
         return [
             item
             for item in items
-            if isinstance(item, cst.SimpleString)
-            and is_device_string(string_value(item), devices)
+            if isinstance(item, cst.SimpleString) and is_device_string(string_value(item), devices)
         ]
 
     def _rewrite(self, string: cst.SimpleString, case: str = "held") -> None:
