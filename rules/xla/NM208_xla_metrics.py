@@ -9,6 +9,7 @@ variable, a condition) stays a manual finding from the data pattern.
 from __future__ import annotations
 
 import libcst as cst
+
 from neuron_migrate.engine.coderule import CodeRule
 
 _LOG_METHODS = {"debug", "info", "warning", "warn", "error", "critical", "log", "exception"}

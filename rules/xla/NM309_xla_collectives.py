@@ -36,3 +36,15 @@ def reduce_into_first_arg(node: cst.CSTNode, ctx: Context) -> dict[str, str] | N
     ):
         return {"op": op}
     return None
+
+
+def reduce_in_place(node: cst.CSTNode, ctx: Context) -> dict[str, str] | None:
+    """`xm.all_reduce(xm.REDUCE_<op>, tensors, ...)` as a statement: xm reduced the list in place
+    (for one tensor it returned a new one, which a statement drops). Gives the template {op}."""
+    if not isinstance(node, cst.Call):
+        return None
+    positional = [a for a in node.args if a.keyword is None]
+    if len(positional) < 2 or ctx.where(node)[0] != "statement":
+        return None
+    op = REDUCE_OPS.get(ctx.qname(positional[0].value) or "")
+    return {"op": op} if op else None
