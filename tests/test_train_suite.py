@@ -65,9 +65,6 @@ SCRIPTS = [
         "torchrun_mnist",
         "train_torchrun.py",
         nproc=2,
-        known_failure=(
-            'the fix aborts: a quoted template in an f-string does not parse before Python 3.12; device = "xla" is not rewritten (item 1); optimizer_step drops the all-reduce (item 2)'
-        ),
     ),
     Script(
         "xmp_dict_batches",
@@ -118,9 +115,6 @@ SCRIPTS = [
         "ddp_config",
         "train_ddp.py",
         nproc=2,
-        known_failure=(
-            'module constant, dict value, def default, argparse choices= and comparison with "xla" are not rewritten (item 1); xr.device_type stays manual (item 7)'
-        ),
     ),
 ]
 

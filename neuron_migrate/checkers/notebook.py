@@ -3,8 +3,9 @@
 The code cells are joined into one Python text (so an import in cell 1 resolves a call in
 cell 5), each cell after a marker comment line; IPython magics (`%`, `!`, `?` lines at the
 start of a logical line) become placeholder comments that are put back after fixing, so they
-never break parsing. A `%%writefile x.py` cell is Python below its first line; any other `%%`
-cell magic (`%%bash`, `%%timeit`, ...) leaves the cell out. Findings point to `cell N, line M`
+never break parsing. A `%%writefile x.py`, `%%time`, `%%timeit`, `%%capture` or `%%prun` cell is
+Python below its first line; any other `%%` cell magic (`%%bash`, `%%html`, ...) leaves the cell
+out. Findings point to `cell N, line M`
 (N counts every cell of the notebook from 1, as they appear, M the line in the cell).
 
 Fixed cells are written back by replacing the raw JSON text of just those cells' `source`
@@ -26,6 +27,8 @@ from neuron_migrate.model import FileResult, Finding, Span
 MARKER = "#nm-cell:{}"
 _MARKER_RE = re.compile(r"^#nm-cell:(\d+)$")
 _PLACEHOLDER = "#nm-magic:{}"
+# cell magics whose body is Python run by IPython (timed, captured, profiled)
+_PYTHON_CELL_MAGICS = frozenset({"%%time", "%%timeit", "%%capture", "%%prun"})
 _PLACEHOLDER_RE = re.compile(r"^[ \t]*(?:pass  )?#nm-magic:(\d+)$")
 _WS = re.compile(r"[ \t\n\r]*")
 _HELP = re.compile(r"^[ \t]*(?:\?{1,2}[\w.]*|[\w.]+\?{1,2})[ \t]*$")
@@ -184,7 +187,10 @@ def _python_cell(index: int, text: str, counter: list[int]) -> Cell | None:
     body = lines
     if first.startswith("%%"):
         parts = first.split()
-        if parts[0] != "%%writefile" or not parts[-1].endswith(".py"):
+        python_body = parts[0] in _PYTHON_CELL_MAGICS or (
+            parts[0] == "%%writefile" and parts[-1].endswith(".py")
+        )
+        if not python_body:
             return None
         counter[0] += 1
         magics[counter[0]] = lines[0]
