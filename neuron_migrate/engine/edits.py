@@ -220,7 +220,15 @@ def replace_statement(node: cst.CSTNode, params: dict, variables: dict) -> list:
 
 
 def insert_after(node: cst.CSTNode, params: dict, variables: dict) -> list:
-    return [KEEP, *_statements(render(params["template"], variables).strip() + "\n")]
+    new = _statements(render(params["template"], variables).strip() + "\n")
+    # an inserted class or function is set off by two blank lines, as PEP 8 has it
+    new = [
+        statement.with_changes(leading_lines=[cst.EmptyLine(), cst.EmptyLine()])
+        if isinstance(statement, (cst.ClassDef, cst.FunctionDef)) and not statement.leading_lines
+        else statement
+        for statement in new
+    ]
+    return [KEEP, *new]
 
 
 def prepend_to_body(node: cst.CSTNode, params: dict, variables: dict):
