@@ -70,23 +70,17 @@ SCRIPTS = [
         "xmp_dict_batches",
         "train_xmp.py",
         nproc=2,
-        known_failure=(
-            "the fix aborts (quotes in an f-string); no process group after xmp.spawn (item 3); MpDeviceLoader of dict batches built in another function (item 5); optimizer_step drops the all-reduce (item 2)"
-        ),
     ),
     Script(
         "compile_step",
         "train_compile.py",
-        known_failure=(
-            "MpDeviceLoader kept on self and consumed in another method (item 5); full_graph=True becomes fullgraph=True on a step with backward() (item 4)"
-        ),
     ),
     Script(
         "collectives",
         "train_allreduce.py",
         nproc=2,
         known_failure=(
-            "mesh_reduce, all_gather, all_reduce of a list with scale= or used as a value, xr.global_runtime_device_count stay manual (item 7)"
+            "mesh_reduce, all_gather and all_reduce used as a value stay manual (item 7)"
         ),
     ),
     Script(
@@ -94,22 +88,10 @@ SCRIPTS = [
         "train.py",
         nproc=2,
         after=(("evaluate.py",),),
-        known_failure=(
-            "no process group after torch_xla.launch (item 3); optimizer_step drops the all-reduce, the ranks drift apart (item 2)"
-        ),
     ),
     Script(
         "notebook",
         "train_cnn.ipynb",
-        known_failure=("xm.xla_device_hw and torch_xla.debug.metrics prints stay manual (item 7)"),
-    ),
-    Script(
-        "package",
-        "run.py",
-        nproc=2,
-        known_failure=(
-            "MpDeviceLoader built in data.py and consumed in engine.py (item 5); star import of xla_model (item 6); optimizer_step drops the all-reduce (item 2)"
-        ),
     ),
     Script(
         "ddp_config",
