@@ -35,3 +35,36 @@ def test_unpacked_argument_tuples_are_written_out():
     assert "report(loss, step)" in out
     assert '_mp_fn(int(os.environ.get("LOCAL_RANK", 0)), flags, 2)' in out
     assert "*(" not in out
+
+
+def test_star_import_names_resolve_and_the_import_goes_when_all_are_rewritten():
+    out = fixed(
+        """
+        from torch_xla.core.xla_model import *
+
+        def log(message):
+            if is_master_ordinal():
+                print(message)
+            return xla_device()
+        """,
+        target="cpu",
+    )
+    assert "torch_xla" not in out
+    assert 'if int(os.environ.get("LOCAL_RANK", 0)) == 0:' in out
+    assert 'return torch.device("cpu")' in out
+
+
+def test_star_import_stays_while_a_name_may_still_come_from_it():
+    source = """
+        from torch_xla.core.xla_model import *
+
+        def mark_step():
+            pass
+
+        mark_step()
+        something_else(xla_device())
+        """
+    out = fixed(source, target="cpu")
+    assert "from torch_xla.core.xla_model import *" in out
+    assert "mark_step()" in out  # defined here: not the XLA one
+    assert 'something_else(torch.device("cpu"))' in out

@@ -278,8 +278,13 @@ def clean_imports(
         if comment is not None and any(suppresses(comment.value, c) for c in noqa_codes):
             continue
         remove.setdefault(id(binding.statement), []).append(binding.name)
-    if not remove:
+    stars = _unused_legacy_stars(module, legacy, replaced)
+    if not remove and not stars:
         return module, -1
+    if stars:
+        module = module.visit(_DropStatements(stars))
+        if not remove:
+            return module, -1
     top_index = -1
     for index, stmt in enumerate(module.body):
         if isinstance(stmt, cst.SimpleStatementLine) and any(id(s) in remove for s in stmt.body):
@@ -291,6 +296,66 @@ def clean_imports(
     }
     new = module.visit(_Applier({}, edits, None))
     return new, top_index
+
+
+def _free_names(code: str) -> set[str]:
+    """Names the module reads but never binds (not builtins): what a star import could supply."""
+    import ast
+    import builtins
+
+    tree = ast.parse(code)
+    loaded, bound = set(), set(dir(builtins))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            (loaded if isinstance(node.ctx, ast.Load) else bound).add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(node.name)
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+        elif isinstance(node, ast.alias) and node.name != "*":
+            bound.add((node.asname or node.name).split(".")[0])
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            bound.add(node.name)
+    return loaded - bound
+
+
+def _unused_legacy_stars(
+    module: cst.Module, legacy: tuple[str, ...], added: frozenset[str] = frozenset()
+) -> set[int]:
+    """Ids of `from <legacy> import *` statements that nothing can still read from: the fixes
+    rewrote every name that came through them (`added`: names the fixes are about to import)."""
+    stars = [
+        node
+        for line in module.body
+        if isinstance(line, cst.SimpleStatementLine)
+        for node in line.body
+        if isinstance(node, cst.ImportFrom)
+        and isinstance(node.names, cst.ImportStar)
+        and node.module is not None
+        and not node.relative
+        and matches_name(dotted_name(node.module) or "", legacy)
+    ]
+    if not stars:
+        return set()
+    try:
+        free = _free_names(module.code) - added
+    except SyntaxError:
+        return set()
+    return {id(node) for node in stars} if not free else set()
+
+
+class _DropStatements(cst.CSTTransformer):
+    def __init__(self, ids: set[int]) -> None:
+        super().__init__()
+        self.ids = ids
+
+    def leave_SimpleStatementLine(self, original, updated):
+        if any(id(s) in self.ids for s in original.body):
+            kept = [u for o, u in zip(original.body, updated.body) if id(o) not in self.ids]
+            if not kept:
+                return cst.RemoveFromParent()
+            return updated.with_changes(body=kept)
+        return updated
 
 
 def _binding_of(statement: str) -> tuple[str, str]:
