@@ -98,7 +98,6 @@ SCRIPTS = [
         "package",
         "run.py",
         nproc=2,
-        known_failure="the star import of xla_model is not resolved, so it stays (item 6)",
     ),
     Script(
         "ddp_config",
