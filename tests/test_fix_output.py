@@ -68,3 +68,36 @@ def test_star_import_stays_while_a_name_may_still_come_from_it():
     assert "from torch_xla.core.xla_model import *" in out
     assert "mark_step()" in out  # defined here: not the XLA one
     assert 'something_else(torch.device("cpu"))' in out
+
+
+def test_a_function_that_imports_torch_itself_gets_no_module_level_import():
+    out = fixed(
+        """
+        def lazy():
+            import torch
+            import torch_xla.core.xla_model as xm
+            return torch.zeros(3, device=xm.xla_device())
+        """,
+        target="cpu",
+    )
+    assert out.lstrip().startswith("def lazy():")
+    assert "torch_xla" not in out
+    assert 'torch.zeros(3, device=torch.device("cpu"))' in out
+
+
+def test_an_unused_function_local_xla_import_in_try_goes_in_the_same_pass():
+    out = fixed(
+        """
+        import torch
+
+        def get_device():
+            try:
+                import torch_xla.core.xla_model as xm
+                device = xm.xla_device()
+            except ImportError:
+                device = torch.device("cpu")
+            return device
+        """,
+        target="cpu",
+    )
+    assert "torch_xla" not in out

@@ -526,6 +526,55 @@ def _imports_used(edit: Edit) -> list[str]:
     return used
 
 
+class _Inside(cst.CSTVisitor):
+    """Ids of every node inside the given functions."""
+
+    def __init__(self, functions: set[int]) -> None:
+        super().__init__()
+        self.functions = functions
+        self.depth = 0
+        self.inside: set[int] = set()
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if id(node) in self.functions:
+            self.depth += 1
+        if self.depth:
+            self.inside.add(id(node))
+        return True
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        if id(original_node) in self.functions:
+            self.depth -= 1
+
+
+def _not_bound_locally(module: cst.Module, uses: list[tuple[Edit, str]]) -> list[str]:
+    """The imports the edits need, less those every needing edit already has from an import
+    in its own function (`def f(): import torch` in a module that imports lazily keeps doing
+    so: no module-level `import torch` is added for code written inside `f`)."""
+    if not uses:
+        return []
+    table = collect_imports(module)
+    needed: list[str] = []
+    inside: dict[str, set[int]] = {}
+    for edit, statement in uses:
+        name, qname = _binding_of(statement)
+        if statement not in inside:
+            functions = {
+                key
+                for key, scope in table.scopes.items()
+                if scope.kind == "function"
+                and (binding := scope.names.get(name)) is not None
+                and binding.qname == qname
+            }
+            walker = _Inside(functions)
+            if functions:
+                module.visit(walker)
+            inside[statement] = walker.inside
+        if id(edit.target) not in inside[statement]:
+            needed.append(statement)
+    return needed
+
+
 def apply(
     module: cst.Module,
     hits: list[Hit],
@@ -545,7 +594,9 @@ def apply(
             dirty.update(hit.statements)
     applier = _Applier(expression_edits, statement_edits, dirty)
     new = module.visit(applier)
-    needed = [imp for edit in applier.applied for imp in _imports_used(edit)]
+    needed = _not_bound_locally(
+        module, [(edit, imp) for edit in applier.applied for imp in _imports_used(edit)]
+    )
     if legacy_imports and applier.applied:
         replaced = frozenset(_binding_of(statement)[0] for statement in needed)
         new, _ = clean_imports(new, legacy_imports, replaced, noqa_codes)
