@@ -166,6 +166,24 @@ class _Applier(cst.CSTTransformer):
             return None
         return [upd if item is actions.KEEP else item for item in result]
 
+    def _emptied(self, statement: cst.CSTNode) -> bool:
+        """An `if` with no else, or a `try` with no else / finally, whose body is only the
+        `pass` the fixes left: the `if` tests nothing with side effects, so it does nothing;
+        the `try`'s handlers can no longer run. Either goes."""
+        if not isinstance(statement, (cst.If, cst.Try)):
+            return False
+        body = statement.body
+        if not (
+            isinstance(body, cst.IndentedBlock)
+            and len(body.body) == 1
+            and id(body.body[0]) in self._inserted_pass
+            and statement.orelse is None
+        ):
+            return False
+        if isinstance(statement, cst.Try):
+            return statement.finalbody is None
+        return _pure(statement.test)
+
     def _block(self, original, updated):
         body: list[cst.BaseStatement] = []
         carried: list[cst.EmptyLine] = []
@@ -173,6 +191,8 @@ class _Applier(cst.CSTTransformer):
         changed = False
         for orig, upd in zip(original.body, updated.body):
             result = self._statement(orig, upd)
+            if result is None and self._emptied(upd):
+                result = []  # an `if` / `try` whose whole body the fixes removed
             if result is None:
                 result = [upd]
             else:
@@ -208,6 +228,23 @@ class _Applier(cst.CSTTransformer):
             self._inserted_pass.add(id(stub))
             return updated.with_changes(body=[stub])
         return updated.with_changes(body=body, footer=[*carried, *updated.footer])
+
+
+def _pure(test: cst.BaseExpression) -> bool:
+    """A condition made of names, attributes, literals, comparisons and boolean operators."""
+    if isinstance(test, (cst.Name, cst.SimpleString, cst.Integer)):
+        return True
+    if isinstance(test, cst.Attribute):
+        return _pure(test.value)
+    if isinstance(test, cst.Comparison):
+        return _pure(test.left) and all(_pure(c.comparator) for c in test.comparisons)
+    if isinstance(test, cst.BooleanOperation):
+        return _pure(test.left) and _pure(test.right)
+    if isinstance(test, cst.UnaryOperation):
+        return _pure(test.expression)
+    if isinstance(test, (cst.Tuple, cst.List)):
+        return all(_pure(e.value) for e in test.elements)
+    return False
 
 
 # ---- imports --------------------------------------------------------------------------------
