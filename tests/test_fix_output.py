@@ -123,3 +123,25 @@ def test_a_branch_the_fixes_emptied_goes_when_its_test_has_no_side_effects():
     assert 'if backend == "xla"' not in out
     assert "if flush():\n        pass" in out  # the call may do something
     assert "try" not in out and "no device" not in out
+
+
+def test_continuation_lines_keep_their_shape_inside_a_new_block():
+    out = fixed(
+        """
+        import torch_xla.core.xla_model as xm
+
+        def save(state, path):
+            xm.save(
+                {
+                    "model": state,
+                },
+                path,
+            )
+        """,
+        unsafe=True,
+    )
+    assert (
+        "        torch.save(tree_map_only(torch.Tensor, torch.Tensor.cpu, {\n"
+        '                "model": state,\n'
+        "            }), path)\n"
+    ) in out

@@ -214,13 +214,36 @@ def remove_statement(node: cst.CSTNode, params: dict, variables: dict) -> list:
     return []
 
 
+def render_block(template: str, variables: dict[str, str]) -> str:
+    """Render statement templates line by line: a value that spans lines (a call's argument
+    written over several lines) placed on an indented template line gets that indentation on
+    its continuation lines too, so it keeps its shape inside the new block."""
+    lines = []
+    for line in template.split("\n"):
+        indent = line[: len(line) - len(line.lstrip(" "))]
+        values = variables
+        if indent and "{" in line:
+            values = _Shifted(variables, indent)
+        lines.append(render(line, values))
+    return "\n".join(lines)
+
+
+class _Shifted(dict):
+    def __init__(self, variables: dict[str, str], indent: str) -> None:
+        super().__init__(variables)
+        self.indent = indent
+
+    def __getitem__(self, key: str) -> str:
+        return super().__getitem__(key).replace("\n", "\n" + self.indent)
+
+
 def replace_statement(node: cst.CSTNode, params: dict, variables: dict) -> list:
-    code = render(params["template"], variables).strip()
+    code = render_block(params["template"], variables).strip()
     return _statements(code + "\n") if code else []
 
 
 def insert_after(node: cst.CSTNode, params: dict, variables: dict) -> list:
-    new = _statements(render(params["template"], variables).strip() + "\n")
+    new = _statements(render_block(params["template"], variables).strip() + "\n")
     # an inserted class or function is set off by two blank lines, as PEP 8 has it
     new = [
         statement.with_changes(leading_lines=[cst.EmptyLine(), cst.EmptyLine()])
