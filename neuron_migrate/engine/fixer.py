@@ -180,6 +180,9 @@ class _Applier(cst.CSTTransformer):
             and statement.orelse is None
         ):
             return False
+        inner = cst.Module(body=[statement.with_changes(leading_lines=())]).code
+        if "#" in inner:
+            return False  # a comment inside would go with it; keep the block instead
         if isinstance(statement, cst.Try):
             return statement.finalbody is None
         return _pure(statement.test)
