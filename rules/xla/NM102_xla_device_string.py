@@ -18,8 +18,8 @@ import re
 import libcst as cst
 from neuron_migrate.engine.coderule import CodeRule, is_device_string, string_value
 
-# device, DEVICE, train_device, device_type, dev, args.dev, xla_dev ...
-_DEVICE_WORD = re.compile(r"(^|_)(device|devices|dev)(_|$)|device", re.IGNORECASE)
+# device, DEVICE, train_device, device_type, devices, dev, args.dev, xla_dev (not dev_mode)
+_DEVICE_WORD = re.compile(r"device|^dev$|_dev$", re.IGNORECASE)
 _DEVICE_KEYS = {"device", "device_type", "accelerator_device"}
 
 
