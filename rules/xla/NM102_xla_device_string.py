@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 
 import libcst as cst
+
 from neuron_migrate.engine.coderule import CodeRule, is_device_string, string_value
 
 # device, DEVICE, train_device, device_type, devices, dev, args.dev, xla_dev (not dev_mode)
