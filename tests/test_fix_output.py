@@ -145,3 +145,22 @@ def test_continuation_lines_keep_their_shape_inside_a_new_block():
         '                "model": state,\n'
         "            }), path)\n"
     ) in out
+
+
+def test_two_rules_insert_helpers_below_the_same_import():
+    out = fixed(
+        """
+        import torch
+        import torch_xla.core.xla_model as xm
+        import torch_xla.distributed.parallel_loader as pl
+
+        def train(loader, device):
+            tracker = xm.RateTracker()
+            for batch in pl.MpDeviceLoader(loader, device):
+                tracker.add(len(batch))
+        """,
+        unsafe=True,
+    )
+    assert "class DeviceLoader:" in out and "class RateTracker:" in out
+    assert "tracker = RateTracker()" in out
+    assert "for batch in DeviceLoader(loader, device):" in out

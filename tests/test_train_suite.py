@@ -100,6 +100,13 @@ SCRIPTS = [
         nproc=2,
     ),
     Script(
+        "spawn_from_main",
+        "train_mp.py",
+        nproc=2,
+        # mesh_reduce becomes dist.all_gather_object, which torch runs through numpy
+        requires=("numpy",),
+    ),
+    Script(
         "ddp_config",
         "train_ddp.py",
         nproc=2,

@@ -93,7 +93,10 @@ class _Applier(cst.CSTTransformer):
         """Apply statement edits in turn. A list (new statements) ends the chain; a node is the
         edited statement; None: nothing changed."""
         result: list | cst.CSTNode = node
-        for edit in edits:
+        # insertions after the statement go last, so that one rule's rewrite of the statement
+        # and several rules' insertions after it all apply
+        edits = sorted(edits, key=lambda e: e.action == "insert-after")
+        for index, edit in enumerate(edits):
             try:
                 result = actions.STATEMENT_ACTIONS[edit.action](result, edit.params, edit.variables)
                 self.applied.append(edit)
@@ -103,8 +106,22 @@ class _Applier(cst.CSTTransformer):
             except Exception as exc:  # noqa: BLE001 - named after the rule that asked for it
                 raise RuleError(edit.rule, exc) from exc
             if isinstance(result, list):
-                return result
+                return self._insert_more(result, edits[index + 1 :], node)
         return None if result is node else result
+
+    def _insert_more(self, result: list, rest: list[Edit], node: cst.CSTNode) -> list:
+        """After the first edit that gave statements, the insertions after the same statement
+        follow what took its place."""
+        for edit in rest:
+            if edit.action != "insert-after":
+                self.declined.append((edit, "another edit replaced the statement"))
+                continue
+            try:
+                result = [*result, *actions.insert_after(node, edit.params, edit.variables)[1:]]
+                self.applied.append(edit)
+            except actions.Decline as exc:
+                self.declined.append((edit, str(exc)))
+        return result
 
     def _small(self, originals, updateds) -> list[cst.BaseSmallStatement] | None:
         """The small statements of a `a; b` line or one-line suite after their edits."""
