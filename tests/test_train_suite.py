@@ -33,7 +33,7 @@ torch = pytest.importorskip("torch")
 SUITE = REPO / "tests" / "train"
 TIMEOUT = 600
 LOSS_RE = re.compile(r"\bloss:?\s+(-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)")
-CHECKSUM_RE = re.compile(r"param checksum rank=(\d+): (\S+)")
+CHECKSUM_RE = re.compile(r"param checksum rank=(\d+): (-?\d+\.\d{8})")
 DEVICE_RE = re.compile(r"^xla(:\d+)?$")
 NOT_A_DEVICE = "not a device"
 # re-check findings that would mean torch_xla or its device is still there
