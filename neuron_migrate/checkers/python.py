@@ -13,7 +13,7 @@ from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from neuron_migrate.config.settings import Settings, Target, ignored_codes_for
+from neuron_migrate.config.settings import Settings, Target, ignored_codes_for, specificity
 from neuron_migrate.engine.errors import RuleError
 from neuron_migrate.engine.ruleset import RuleSet
 from neuron_migrate.model import FileResult, Finding, Fix, Safety, Severity, Span
@@ -69,7 +69,7 @@ class Job:
 
 
 def _covers(selector: str, rule: Rule) -> bool:
-    return selector == "ALL" or selector == rule.name or rule.code.startswith(selector)
+    return specificity(selector, rule) >= 0
 
 
 def problem(path: str, reason: str, span: Span | None = None) -> Finding:

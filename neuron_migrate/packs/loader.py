@@ -65,6 +65,8 @@ PATTERN_KEYS = {
     "requires-import",  # the file imports one of these modules (or a module below them)
     "unused",  # kinds import: the names the import binds are used nowhere else
     "first-arg",  # the call's first argument resolves to this qualified name (xm.REDUCE_SUM)
+    "arg-values",  # positional arguments with one of these values: { 0 = ['"cuda"'] }
+    "target-devices",  # the pattern applies only when --target-device is one of these
 } | {key for params in ACTION_PARAMS.values() for key in params}
 RULE_KEYS = {
     "code",
@@ -79,7 +81,9 @@ RULE_KEYS = {
     "ok",
 }
 PACK_FILE = "pack.toml"  # a pack folder's name and shared lists
-CODE_RE = re.compile(r"^NM[0-9]{3}$")
+# NM123 for the default packs; an opt-in pack adds a letter after NM (NMC101) so that the
+# selector `NM` keeps meaning the default packs (selectors match on the whole letter prefix)
+CODE_RE = re.compile(r"^NM[A-Z]?[0-9]{3}$")
 NAME_RE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 
 
@@ -106,6 +110,8 @@ class Pattern:
     requires_import: tuple[str, ...] = ()
     unused: bool | None = None
     first_arg: str | None = None
+    arg_values: dict[int, tuple[str, ...]] = field(default_factory=dict, hash=False, compare=False)
+    target_devices: tuple[str, ...] = ()
     params: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
 
 
@@ -133,6 +139,11 @@ class Rule:
     ok: tuple[str, ...]
     # the file each `ok` snippet is (its name picks the checker), beside `ok`
     ok_files: tuple[str, ...] = ()
+    # the pack's `default`: false for an opt-in pack (enabled by selecting its prefix or ALL)
+    default: bool = True
+    # the pack's `from-device`: the device its code moves away from; the pack has nothing
+    # to say when that device is the target (`--target-device cuda` leaves CUDA code alone)
+    from_device: str | None = None
 
     @property
     def fix_safety(self) -> str:
@@ -175,6 +186,18 @@ def _str_table(path: Path, where: str, data: dict, key: str) -> dict[str, str]:
     if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
         raise _fail(path, where, f"`{key}` must be a table of strings")
     return dict(value)
+
+
+def _arg_values(path: Path, where: str, data: dict) -> dict[int, tuple[str, ...]]:
+    value = data.get("arg-values", {})
+    if not isinstance(value, dict):
+        raise _fail(path, where, "`arg-values` must be a table of index = [values]")
+    out = {}
+    for index, wanted in value.items():
+        if not index.isdigit():
+            raise _fail(path, where, f"`arg-values`: {index!r} is not a position")
+        out[int(index)] = _str_list(path, where, value, index)
+    return out
 
 
 def _bool(path: Path, where: str, data: dict, key: str) -> bool | None:
@@ -253,6 +276,8 @@ def _pattern(path: Path, where: str, data: Any) -> Pattern:
         requires_import=_str_list(path, where, data, "requires-import"),
         unused=_bool(path, where, data, "unused"),
         first_arg=_str(path, where, data, "first-arg", required=False),
+        arg_values=_arg_values(path, where, data),
+        target_devices=_str_list(path, where, data, "target-devices"),
         params=params,
     )
 
@@ -280,7 +305,7 @@ def _ok(path: Path, where: str, data: dict) -> tuple[tuple[str, ...], tuple[str,
     return tuple(codes), tuple(files)
 
 
-def _rule(path: Path, pack: str, index: int, data: Any) -> Rule:
+def _rule(path: Path, pack: PackInfo, index: int, data: Any) -> Rule:
     where = f"rule #{index + 1}"
     if not isinstance(data, dict):
         raise _fail(path, where, "must be a table")
@@ -289,8 +314,9 @@ def _rule(path: Path, pack: str, index: int, data: Any) -> Rule:
     unknown = sorted(set(data) - RULE_KEYS)
     if unknown:
         raise _fail(path, where, f"unknown field `{unknown[0]}`")
-    if not CODE_RE.match(code):
-        raise _fail(path, where, "`code` must look like NM123")
+    # a letter after NM marks an opt-in pack's code, and only an opt-in pack's
+    if not CODE_RE.match(code) or pack.default != code[2].isdigit():
+        raise _fail(path, where, "`code` must look like NM123 (or NMC123 in an opt-in pack)")
     name = _str(path, where, data, "name")
     if not NAME_RE.match(name):
         raise _fail(path, where, "`name` must be kebab-case")
@@ -324,7 +350,9 @@ def _rule(path: Path, pack: str, index: int, data: Any) -> Rule:
     return Rule(
         code=code,
         name=name,
-        pack=pack,
+        pack=pack.name,
+        default=pack.default,
+        from_device=pack.from_device,
         severity=Severity(severity),
         message=_str(path, where, data, "message"),
         why=_str(path, where, data, "why"),
@@ -364,16 +392,37 @@ def _read_toml(path: Path) -> dict[str, Any]:
         raise PackError(f"{path}: not valid TOML: {exc}") from None
 
 
-def _pack_header(path: Path, data: dict[str, Any]) -> tuple[str, dict[str, list[str]]]:
+@dataclass(frozen=True)
+class PackInfo:
+    """What `[pack]` says about every rule of the pack."""
+
+    name: str
+    default: bool = True
+    from_device: str | None = None
+
+
+PACK_KEYS = {"name", "description", "default", "from-device"}
+
+
+def _pack_header(path: Path, data: dict[str, Any]) -> tuple[PackInfo, dict[str, list[str]]]:
     pack = data.get("pack", {})
     if not isinstance(pack, dict) or not isinstance(pack.get("name"), str):
         raise _fail(path, "[pack]", "missing required field `name`")
+    unknown = sorted(set(pack) - PACK_KEYS)
+    if unknown:
+        raise _fail(path, "[pack]", f"unknown field `{unknown[0]}`")
+    default = _bool(path, "[pack]", pack, "default")
+    info = PackInfo(
+        name=pack["name"],
+        default=True if default is None else default,
+        from_device=_str(path, "[pack]", pack, "from-device", required=False),
+    )
     lists = data.get("lists", {})
     if not isinstance(lists, dict) or not all(
         isinstance(v, list) and all(isinstance(i, str) for i in v) for v in lists.values()
     ):
         raise _fail(path, "[lists]", "each entry must be a list of strings")
-    return pack["name"], lists
+    return info, lists
 
 
 def load_pack(path: Path) -> list[Rule]:
@@ -383,12 +432,12 @@ def load_pack(path: Path) -> list[Rule]:
     if path.is_dir():
         return _load_pack_dir(path)
     data = _read_toml(path)
-    name, lists = _pack_header(path, data)
+    info, lists = _pack_header(path, data)
     rules = data.get("rule")
     if not isinstance(rules, list) or not rules:
         raise _fail(path, "[[rule]]", "a pack needs at least one rule")
     rules = [_expand(rule, lists, path) for rule in rules]
-    return [_rule(path, name, i, r) for i, r in enumerate(rules)]
+    return [_rule(path, info, i, r) for i, r in enumerate(rules)]
 
 
 def rule_files(folder: Path) -> list[Path]:
@@ -398,11 +447,11 @@ def rule_files(folder: Path) -> list[Path]:
 
 def _load_pack_dir(folder: Path) -> list[Rule]:
     header = folder / PACK_FILE
-    name, lists = _pack_header(header, _read_toml(header))
+    info, lists = _pack_header(header, _read_toml(header))
     files = rule_files(folder)
     if not files:
         raise _fail(folder, "rules", "a pack needs at least one rule file")
-    return [_rule(f, name, 0, _expand(_read_toml(f), lists, f)) for f in files]
+    return [_rule(f, info, 0, _expand(_read_toml(f), lists, f)) for f in files]
 
 
 def pack_sources(folder: Path) -> list[Path]:
