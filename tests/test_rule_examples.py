@@ -62,7 +62,7 @@ def test_example_is_reported(rule, example):
 @pytest.mark.parametrize(("rule", "example"), list(_cases()))
 def test_example_fix(rule, example):
     settings = _settings(example)
-    select = (rule.code, "NM603")
+    select = (rule.code, "NM603", "NMC130")
     result = run_code(
         example.before, dedent=False, select=select, fix=True, filename=example.file, **settings
     )

@@ -319,6 +319,10 @@ class Matcher(cst.CSTVisitor):
                 return False
             if pattern.args == "one" and len(node.args) != 1:
                 return False
+            if pattern.args == "keywords" and (
+                not node.args or any(a.keyword is None for a in node.args)
+            ):
+                return False
             if pattern.first_arg is not None:
                 first = node.args[0].value if node.args and node.args[0].keyword is None else None
                 if (

@@ -37,7 +37,8 @@ MATCH_KINDS = {
 }
 PROJECT_KINDS = frozenset({"requirement", "python-requires", "launcher", "instance-type"})
 WHERE = {"any", "statement", "value", "with-item", "decorator"}
-ARGS = {"any", "none", "some", "one"}
+# "keywords": at least one argument, and every argument is a keyword (`f(a=1, b=2)`)
+ARGS = {"any", "none", "some", "one", "keywords"}
 CONDITIONS = {
     "compile-backend-differs",  # torch.compile with a backend or mode the target does not want
     "single-index-argument",  # a call whose only argument is a device index
