@@ -194,7 +194,7 @@ def _arg_values(path: Path, where: str, data: dict) -> dict[int, tuple[str, ...]
     if not isinstance(value, dict):
         raise _fail(path, where, "`arg-values` must be a table of index = [values]")
     out = {}
-    for index, wanted in value.items():
+    for index in value:
         if not index.isdigit():
             raise _fail(path, where, f"`arg-values`: {index!r} is not a position")
         out[int(index)] = _str_list(path, where, value, index)

@@ -33,7 +33,7 @@ def main(steps: int = 60) -> None:
     inputs = torch.randn(256, 16)
     targets = inputs.sum(dim=1, keepdim=True) * 0.1
     losses = []
-    for step in range(steps):
+    for _ in range(steps):
         x = inputs.cuda(non_blocking=True)
         y = targets.to("cuda")
         optimizer.zero_grad()
