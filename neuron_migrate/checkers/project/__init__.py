@@ -17,7 +17,7 @@ from pathlib import Path, PurePath
 
 from neuron_migrate.model import FileResult, Finding, Safety, Span
 
-PACK_CODES = ("NM901", "NM902", "NM903", "NM904", "NM905")
+PACK_CODES = ("NM901", "NM902", "NM903", "NM904", "NM905", "NMC111", "NMC112")
 MAX_FIX_ROUNDS = 3
 # configs bigger than this are data (tokenizers, datasets), not configuration
 MAX_CONFIG_BYTES = 2_000_000
@@ -117,6 +117,30 @@ def _wanted(finding: Finding, options) -> bool:
     return fix is not None and (fix.safety is Safety.SAFE or options.unsafe_fixes)
 
 
+def _analyze(module, text: str, fmt: str, rules: dict) -> list:
+    from neuron_migrate.checkers.project import cuda
+
+    hits = module.analyze(text) if module.TRIGGER.search(_bytes(text)) else []
+    if any(code in rules for code in cuda.CODES) and cuda.TRIGGER.search(_bytes(text)):
+        hits += cuda.analyze(text, fmt)
+    return hits
+
+
+def _apply(module, text: str, chosen: list) -> tuple[str, int]:
+    """One round of fixes: the cuda pack's text edits first (their own round), then the
+    format's own."""
+    from neuron_migrate.checkers.project import cuda
+
+    mine = [hit for hit in chosen if hit.code in cuda.CODES]
+    if mine:
+        return cuda.apply(text, mine), len(mine)
+    return module.apply(text, chosen), len(chosen)
+
+
+def _bytes(text: str) -> bytes:
+    return text.encode("utf-8", "surrogatepass")
+
+
 def _check_text(text: str, path: str, job, relative: str, fmt: str) -> FileResult:
     from neuron_migrate.checkers.project.core import Lines, ProjectParseError
     from neuron_migrate.checkers.python import problem
@@ -124,22 +148,23 @@ def _check_text(text: str, path: str, job, relative: str, fmt: str) -> FileResul
     result = FileResult(path=path, original_source=text)
     rules = _enabled(job, relative)
     module = _module(fmt)
-    if not rules or not module.TRIGGER.search(text.encode("utf-8", "surrogatepass")):
+    if not rules:
         return result
     original = text
     try:
-        findings, live = _findings(module.analyze(text), Lines(text), path, rules)
+        findings, live = _findings(_analyze(module, text, fmt, rules), Lines(text), path, rules)
         if job.options.rewrites:
-            for _ in range(MAX_FIX_ROUNDS):
+            for _ in range(MAX_FIX_ROUNDS + 1):
                 chosen = [hit for hit, finding in live if _wanted(finding, job.options)]
                 if not chosen:
                     break
-                new = module.apply(text, chosen)
+                new, count = _apply(module, text, chosen)
                 if new == text:
                     break
-                result.applied += len(chosen)
+                result.applied += count
                 text = new
-                findings, live = _findings(module.analyze(text), Lines(text), path, rules)
+                hits = _analyze(module, text, fmt, rules)
+                findings, live = _findings(hits, Lines(text), path, rules)
     except ProjectParseError as exc:
         span = Span(exc.line, exc.col, exc.line, exc.col)
         result.findings = [problem(path, str(exc), span)]
@@ -189,7 +214,9 @@ def check_project_path(path: Path, display: str, relative: str, job) -> FileResu
     fmt = format_name(path) or "configs"
     if fmt == "configs" and len(data) > MAX_CONFIG_BYTES:
         return FileResult(display)
-    if fmt != "setuppy" and not _module(fmt).TRIGGER.search(data):
+    from neuron_migrate.checkers.project import cuda
+
+    if fmt != "setuppy" and not (_module(fmt).TRIGGER.search(data) or cuda.TRIGGER.search(data)):
         return FileResult(display)
     try:
         decoded = decode(data)

@@ -54,3 +54,33 @@ MULTIPROCESS_SIGNS_RE = re.compile(
 # instance types (NM905): Trn1, Trn1n, Inf1, Inf2; SageMaker spells them ml.trn1.2xlarge
 INSTANCE_RE = re.compile(r"(?<![\w.-])(?:ml\.)?(?:trn1n?|inf1|inf2)\.(?:\d*xlarge|metal)\b")
 SUPPORTED_INSTANCES = "trn2.3xlarge, trn2.48xlarge or a Trn3 instance"
+
+# ---- the opt-in cuda pack (NMC111 cuda-dependency, NMC112 cuda-launcher) ----
+# A CUDA build's local version (`torch==2.1.0+cu121`): PyTorch's wheel index names CUDA builds so
+# (https://pytorch.org/get-started/previous-versions/); TorchNeuron pins plain `torch==2.14.*`.
+CUDA_LOCAL_VERSION_RE = re.compile(r"(?<=[0-9*])\+cu[0-9]{2,3}\b")
+# `--index-url https://download.pytorch.org/whl/cu121` (or `--extra-index-url`, `-i`)
+CUDA_INDEX_RE = re.compile(
+    r"(?P<option>--(?:extra-)?index-url|-i)(?:=|[ \t]+)(?P<url>\S*/(?:whl/)?cu[0-9]{2,3}/?)(?=\s|$)"
+)
+# NVIDIA's CUDA runtime wheels (nvidia-cudnn-cu12, nvidia-nccl-cu12, ...): nothing uses them on Neuron
+NVIDIA_PACKAGE_RE = re.compile(r"^nvidia-[a-z0-9-]+$")
+# packages that ship CUDA kernels only: the code that imports them is ported first (NMC120)
+CUDA_ONLY_PACKAGES = {
+    "flash-attn": "`torch.nn.functional.scaled_dot_product_attention`",
+    "xformers": "`torch.nn.functional.scaled_dot_product_attention`",
+    "bitsandbytes": "`torch.optim` and bfloat16 weights",
+    "apex": "`torch.optim`, `torch.nn` and `torch.autocast`",
+    "triton": "PyTorch operators or an NKI kernel",
+    "pynvml": "`torch.accelerator`",
+    "nvidia-ml-py": "`torch.accelerator`",
+}
+CUPY_RE = re.compile(r"^cupy(-cuda[0-9a-z]+)?$")
+# base images with the CUDA toolkit (Docker `FROM`)
+CUDA_IMAGE_RE = re.compile(
+    r"^(?:docker\.io/)?(?:nvidia/cuda|nvcr\.io/nvidia/[a-z0-9_.-]+)(?::|@|$)"
+)
+# torchrun's `--nproc_per_node=gpu`: one process per GPU
+NPROC_GPU_RE = re.compile(r"--nproc[_-]per[_-]node(?:=|[ \t]+)gpu\b")
+CUDA_VISIBLE = "CUDA_VISIBLE_DEVICES"
+NEURON_VISIBLE = "NEURON_RT_VISIBLE_CORES"
