@@ -83,7 +83,10 @@ def main() -> None:
 @click.option("--statistics", is_flag=True, help="Print counts per rule instead of findings.")
 @click.option("--target-device", help="Device the fixes write: neuron (default), cpu, cuda, ...")
 @click.option(
-    "--compile/--no-compile", "compile_", default=None, help="Let NM205 insert torch.compile."
+    "--compile/--no-compile",
+    "compile_",
+    default=None,
+    help="Let the compile-model rule insert torch.compile after a model moves to the device.",
 )
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
 @click.option("--no-cache", is_flag=True, help="Read every file afresh.")
