@@ -68,7 +68,6 @@ def test_extend_select_on_the_command_line_and_in_pyproject(tmp_path: Path):
 # ---- every CUDA-only line, and nothing else ------------------------------------------------------
 
 
-@pytest.mark.xfail(reason="needs the device-string and cuDNN code rules", strict=False)
 def test_every_marked_line_and_no_other_gets_a_finding():
     text = (SCRIPTS / "heldout_style.py").read_text()
     marked = {i for i, line in enumerate(text.splitlines(), 1) if line.endswith("# CUDA")}
@@ -138,7 +137,6 @@ def _run(*command: str, cwd: Path) -> subprocess.CompletedProcess:
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(reason="needs the device-string and cuDNN code rules", strict=False)
 def test_single_device_amp_script_trains_on_cpu(tmp_path: Path):
     pytest.importorskip("torch")
     work = _migrate(tmp_path, "single_gpu_amp.py")
@@ -164,7 +162,6 @@ def test_ddp_script_trains_under_torchrun_with_identical_parameters(tmp_path: Pa
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(reason="needs the device-string and cuDNN code rules", strict=False)
 def test_hugging_face_fine_tune_with_flash_attention_2_trains_on_cpu(tmp_path: Path):
     pytest.importorskip("torch")
     pytest.importorskip("transformers")
