@@ -14,6 +14,8 @@ from torch.nn.parallel import DistributedDataParallel
 
 os.environ["CUDA_VISIBLE_DEVICES"] = "0,1"  # CUDA
 torch.backends.cudnn.benchmark = True  # CUDA
+torch.backends.cuda.matmul.allow_tf32 = True  # CUDA
+DEFAULT_DEVICE = "cuda:0"  # CUDA
 
 
 class Block(nn.Module):
@@ -28,6 +30,17 @@ class Block(nn.Module):
         return F.scaled_dot_product_attention(q, k, v, is_causal=True)
 
 
+class Mixer(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.mha = nn.MultiheadAttention(dim, 4, batch_first=True)
+
+    def forward(self, x, mask=None):
+        if mask is None:
+            return self.mha(x, x, x, need_weights=False)[0]
+        return self.mha(x, x, x, attn_mask=mask, need_weights=False)[0]  # CUDA
+
+
 def route(logits, top_k):
     weights, experts = torch.topk(logits.softmax(-1), top_k, dim=-1)
     order = torch.argsort(experts.flatten(), stable=True)  # CUDA
@@ -37,6 +50,7 @@ def route(logits, top_k):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--steps", type=int, default=10)
+    parser.add_argument("--device", default="cuda")  # CUDA
     args = parser.parse_args()
     dist.init_process_group("nccl")  # CUDA
     local_rank = int(os.environ["LOCAL_RANK"])
@@ -48,6 +62,7 @@ def main():
     scaler = torch.cuda.amp.GradScaler()  # CUDA
     data = torch.utils.data.TensorDataset(torch.randn(64, 8, 64))
     loader = torch.utils.data.DataLoader(data, batch_size=4, pin_memory=True)
+    torch.cuda.nvtx.range_push("train")  # CUDA
     for step, (x,) in enumerate(loader):
         x = x.to(f"cuda:{local_rank}", non_blocking=True)  # CUDA
         with torch.autocast(device_type="cuda", dtype=torch.float16):  # CUDA
@@ -58,7 +73,9 @@ def main():
         optimizer.zero_grad()
         if step == args.steps:
             break
-    torch.cuda.synchronize()  # CUDA
+    torch.cuda.nvtx.range_pop()  # CUDA
+    if args.device == "cuda":  # CUDA
+        torch.cuda.synchronize()  # CUDA
     print(torch.cuda.max_memory_allocated())  # CUDA
     dist.destroy_process_group()
 
