@@ -49,6 +49,16 @@ def test_target_cuda_leaves_cuda_code_alone():
     assert _nmc(codes(GPU_SNIPPET, select=("ALL",), target="cpu")) == ["NMC102", "NMC103"]
 
 
+def test_project_files_only_when_selected():
+    pins = "torch==2.1.2+cu121\nnvidia-nccl-cu12==2.18.1\n"
+    assert _nmc(codes(pins, filename="requirements.txt")) == []
+    found = codes(pins, filename="requirements.txt", select=("NMC",))
+    assert found == ["NMC111", "NMC111"]
+    launcher = "export CUDA_VISIBLE_DEVICES=0\ntorchrun --nproc_per_node=gpu train.py\n"
+    assert _nmc(codes(launcher, filename="run.sh")) == []
+    assert codes(launcher, filename="run.sh", select=("NMC",)) == ["NMC112", "NMC112"]
+
+
 def _check(*args: str) -> str:
     return CliRunner().invoke(cli, ["check", "--no-cache", *args]).output
 

@@ -9,7 +9,8 @@ Positions, after the way real GPU scripts are written:
 - argparse: `add_argument("--device", default="cuda", choices=["cuda", "cpu"])`;
 - a comparison with a device-like name: `args.device == "cuda"`;
 - inside the device positions the kind reads, what it cannot: an f-string `f"cuda:{rank}"` and
-  a conditional `"cuda" if ok else "cpu"` (`torch.device(...)`, `.to(...)`, `device=`).
+  a conditional `"cuda" if ok else "cpu"` (`torch.device(...)`, `.to(...)`, `device=`);
+- `device_map="cuda"` (Hugging Face) and `torch.set_default_device("cuda")`.
 Any other string stays (a log message, `backend="cuda"` of some library, a dictionary key).
 """
 
@@ -26,6 +27,9 @@ _DEVICE = "cuda"
 # names that hold a device: device, dev, DEVICE, train_device, self.device, args.device_type
 _DEVICE_NAME_RE = re.compile(r"(?i)^(?:\w*_)?(?:device|dev|device_type|device_name)$")
 _DEVICE_KEYWORDS = {"device", "device_type"}
+# Hugging Face's `from_pretrained(..., device_map="cuda")`; `torch.set_default_device("cuda")`
+_OTHER_KEYWORDS = {"device_map"}
+_DEFAULT_DEVICE_CALLS = {"torch.set_default_device"}
 _STRING_RE = re.compile(
     r"^(?P<prefix>[rRuU]?)(?P<quote>'''|\"\"\"|'|\")(?P<body>.*)(?P=quote)$", re.S
 )
@@ -153,6 +157,12 @@ def _in_call(call: cst.Call, qname: str | None, device: str = _DEVICE):
     for value in values:
         if not isinstance(value, cst.SimpleString):
             yield from _strings_in(value, device)
+    # positions the kind does not read at all: plain strings too
+    others = [a.value for a in call.args if a.keyword and a.keyword.value in _OTHER_KEYWORDS]
+    if positional and qname in _DEFAULT_DEVICE_CALLS:
+        others.append(positional[0].value)
+    for value in others:
+        yield from _strings_in(value, device)
 
 
 def _new_code(node: cst.CSTNode, new_device: str, device: str = _DEVICE) -> str:
