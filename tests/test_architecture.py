@@ -129,8 +129,7 @@ def test_the_engine_and_the_command_line_know_no_rule():
 
 # OPEN: none since the CUDA pack (device strings) landed; the test holds every entry to two
 # rules or more.
-SINGLE_USE_FOR_NOW: set[str] = {
-}
+SINGLE_USE_FOR_NOW: set[str] = set()
 
 
 def test_every_vocabulary_entry_is_used_by_two_rules_or_more():
