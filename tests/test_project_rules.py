@@ -11,11 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from neuron_migrate.api import enabled_rules
-from neuron_migrate.checkers.python import Job, Options
+from neuron_migrate.api import check_text, enabled_rules
+from neuron_migrate.checkers.base import Job, Options
 from neuron_migrate.config.settings import Settings
 from neuron_migrate.packs.loader import PackError, load_pack, load_rules
-from neuron_migrate.workspace import filekinds
 
 PACK = """\
 [pack]
@@ -142,7 +141,7 @@ def _job(folder: Path, fix: bool = False, unsafe: bool = False) -> Job:
 
 def _check(folder: Path, filename: str, text: str, fix: bool = False):
     job = _job(folder, fix)
-    return filekinds.source_checker("project")(textwrap.dedent(text), filename, job, filename)
+    return check_text(textwrap.dedent(text), filename, job, filename)
 
 
 def test_a_data_rule_needs_no_code(tmp_path: Path):
@@ -334,15 +333,15 @@ def test_a_code_rule_edits_lines_and_words(tmp_path: Path):
         "torchrun --nproc_per_node=gpu t.py\n"
     )
     job = _job(folder, fix=True, unsafe=True)
-    result = filekinds.source_checker("project")(script, "run.sh", job, "run.sh")
+    result = check_text(script, "run.sh", job, "run.sh")
     assert result.fixed_source == (
         "export NEURON_RT_VISIBLE_CORES=0,1  # two\n"
         "pip install torch\n"
         "torchrun --nproc_per_node=2 t.py\n"
     )
     requirements = "--extra-index-url https://x/whl/cu121\ntorch\n"
-    result = filekinds.source_checker("project")(requirements, "requirements.txt", job, "r")
+    result = check_text(requirements, "requirements.txt", job)
     assert result.fixed_source == "torch\n"
     config = '[tool.x]\nenv = "CUDA_VISIBLE_DEVICES=3"\n'
-    result = filekinds.source_checker("project")(config, "pyproject.toml", job, "pyproject.toml")
+    result = check_text(config, "pyproject.toml", job, "pyproject.toml")
     assert result.fixed_source == '[tool.x]\nenv = "NEURON_RT_VISIBLE_CORES=3"\n'
