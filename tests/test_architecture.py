@@ -127,8 +127,8 @@ def test_the_engine_and_the_command_line_know_no_rule():
     assert found == []
 
 
-# OPEN: used by one rule each until the CUDA pack (device strings) lands; each then leaves this
-# set and the test holds the rest to two rules or more.
+# OPEN: used by one rule until the CUDA pack (device strings) lands;
+# then the test holds every entry to two rules or more.
 SINGLE_USE_FOR_NOW = {
     "kind device-string",
     "action replace-device-string",

@@ -340,7 +340,7 @@ def test_a_code_rule_edits_lines_and_words(tmp_path: Path):
         "torchrun --nproc_per_node=2 t.py\n"
     )
     requirements = "--extra-index-url https://x/whl/cu121\ntorch\n"
-    result = check_text(requirements, "requirements.txt", job)
+    result = check_text(requirements, "requirements.txt", job, "requirements.txt")
     assert result.fixed_source == "torch\n"
     config = '[tool.x]\nenv = "CUDA_VISIBLE_DEVICES=3"\n'
     result = check_text(config, "pyproject.toml", job, "pyproject.toml")

@@ -208,7 +208,7 @@ class ProjectKind:
         if fmt == "configs" and len(data) > MAX_CONFIG_BYTES:
             return False
         if fmt == "setuppy":
-            return True  # the Python rules read it too
+            return True
         trigger = _prefilter(job, relative, fmt)
         return trigger is not None and trigger.search(data) is not None
 
