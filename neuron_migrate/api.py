@@ -11,7 +11,8 @@ from neuron_migrate.checkers import kind_named
 from neuron_migrate.checkers.base import Job, Options, check_file, problem
 from neuron_migrate.config.settings import Settings, select_rules
 from neuron_migrate.model import FileResult, Finding
-from neuron_migrate.packs.loader import Rule, load_rules
+from neuron_migrate.packs.docs import ExampleRun
+from neuron_migrate.packs.loader import Example, Rule, load_rules
 from neuron_migrate.workspace import filekinds
 from neuron_migrate.workspace.cache import Cache
 from neuron_migrate.workspace.discovery import discover, resolve
@@ -136,3 +137,69 @@ def check_text(text: str, filename: str, job: Job, relative: str | None = None) 
     if not kind.wants(text.encode("utf-8", "surrogatepass"), job, relative):
         return FileResult(filename, original_source=text)
     return kind.check_text(text, filename, job, relative)
+
+
+def _example_job(example: Example, packs: tuple[str, ...], jobs: dict, fix: bool) -> Job:
+    unsafe = bool(example.settings.get("unsafe-fixes", False))
+    key = (
+        str(example.settings.get("target-device", "neuron")),
+        bool(example.settings.get("compile", False)),
+        unsafe,
+        fix,
+    )
+    if key not in jobs:
+        settings = Settings(target_device=key[0], compile=key[1], packs=packs)
+        options = Options(fix=fix, unsafe_fixes=unsafe)
+        jobs[key] = Job(enabled_rules(settings), settings, options)
+    return jobs[key]
+
+
+def _check_example(example: Example, job: Job) -> FileResult:
+    return check_text(example.before, example.file, job, example.file)
+
+
+def _run_example(rule: Rule, example: Example, packs: tuple[str, ...], jobs: dict) -> ExampleRun:
+    job = _example_job(example, packs, jobs, fix=False)
+    result = _check_example(example, job)
+    own = tuple((f.span.line, f.message) for f in result.findings if f.code == rule.code)
+    fixed: list[str] = []
+    reported: list[str] = []
+    for finding in result.findings:
+        if finding.code == rule.code:
+            continue
+        label = f"{finding.code} ({finding.name})"
+        applies = finding.fix is not None and (
+            finding.fix.safety.value == "safe" or job.options.unsafe_fixes
+        )
+        target = fixed if applies else reported
+        if label not in target:
+            target.append(label)
+    reported = [label for label in reported if label not in fixed]
+    if fixed and example.after is not None and rule.fix_safety != "manual":
+        # the example's `after` is this rule's fix: other rules change the code only when
+        # fixing with every rule writes something else
+        everything = _check_example(example, _example_job(example, packs, jobs, fix=True))
+        if (everything.fixed_source or example.before) == example.after:
+            fixed = []
+    return ExampleRun(own, tuple(fixed), tuple(reported))
+
+
+def example_runs(
+    rules: tuple[Rule, ...], packs: tuple[str, ...] = ()
+) -> dict[str, tuple[ExampleRun, ...]]:
+    """code -> what `check` prints for each of the rule's examples, every rule enabled and the
+    example's own settings (target device, compile, unsafe fixes); no project configuration is
+    read, so the pages are the same wherever they are generated."""
+    jobs: dict = {}
+    return {
+        rule.code: tuple(_run_example(rule, example, packs, jobs) for example in rule.examples)
+        for rule in rules
+    }
+
+
+def rule_page(rule: Rule, packs: tuple[str, ...] = ()) -> str:
+    """The `explain` page of one rule, with what `check` prints for each of its examples (for
+    the CLI, editors' hovers and any other caller: `packs.docs.explain` needs the runs)."""
+    from neuron_migrate.packs import docs
+
+    return docs.explain(rule, example_runs((rule,), packs)[rule.code])

@@ -238,7 +238,8 @@ def test_explain():
         "# NM202 step-context",
         "## Why",
         "## Example",
-        "Use instead",
+        "`neuron-migrate check` prints:",
+        "`neuron-migrate check --fix` writes:",
         "## Fix",
         "Source: https://",
     ):

@@ -162,7 +162,7 @@ def analyze(text: str, path: str, job: Job, ruleset: RuleSet) -> Analysis:
         raise RecursionError(too_deep)
     module = cst.parse_module(text)
     table = collect_imports(module)
-    matcher = Matcher(module, table, ruleset, job.target, {"compile": job.settings.compile})
+    matcher = Matcher(module, table, ruleset, job.target, job.settings.flags())
     module.visit(matcher)
     hits = matcher.hits
     spans = node_spans(module, [h.node for h in hits])
