@@ -3,19 +3,26 @@
 from __future__ import annotations
 
 import os
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from neuron_migrate.checkers import kind_named
-from neuron_migrate.checkers.base import Job, Options, check_file, problem
-from neuron_migrate.config.settings import Settings, select_rules
+from neuron_migrate.checkers.base import (
+    PARSE_ERROR,
+    Job,
+    Options,
+    check_file,
+    finding_key,
+    problem,
+)
+from neuron_migrate.config.settings import Settings, covers, ignored_codes_for, select_rules
 from neuron_migrate.model import FileResult, Finding
 from neuron_migrate.packs.docs import ExampleRun
 from neuron_migrate.packs.loader import Example, Rule, load_rules
 from neuron_migrate.workspace import filekinds
 from neuron_migrate.workspace.cache import Cache
 from neuron_migrate.workspace.discovery import discover, resolve
+from neuron_migrate.workspace.pool import run_pool
 
 # below this many files a process pool costs more than it saves
 POOL_THRESHOLD = 64
@@ -24,6 +31,8 @@ POOL_THRESHOLD = 64
 @dataclass
 class RunResult:
     files: list[FileResult] = field(default_factory=list)
+    # files found to check (a path with none gets a warning, not "All checks passed!")
+    checked: int = 0
 
     @property
     def findings(self) -> list[Finding]:
@@ -49,9 +58,9 @@ def _display(path: Path) -> str:
         return str(path)
 
 
-def _relative(path: Path, root: Path) -> str:
+def _relative(path: Path, root: Path, real: Path | None = None) -> str:
     try:
-        return resolve(path).relative_to(root).as_posix()
+        return (real or resolve(path)).relative_to(root).as_posix()
     except ValueError:
         return path.as_posix()
 
@@ -69,6 +78,16 @@ def check_one(path: Path, display: str, relative: str, job: Job) -> FileResult:
     is read as Python, as ruff does)."""
     kind = kind_named(filekinds.kind_of(path) or "python")
     return check_file(kind, path, display, relative, job)
+
+
+def cached_result(path: Path, display: str, relative: str, cache: Cache) -> FileResult | None:
+    """The cached result of a file whose bytes have not changed, or None."""
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    findings = cache.get(relative, data, display)
+    return None if findings is None else FileResult(display, findings=findings)
 
 
 def _work(item: tuple[str, str, str]) -> FileResult:
@@ -102,32 +121,105 @@ def run(
         if found.problem:
             result.files.append(FileResult(display, findings=[problem(display, found.problem)]))
             continue
-        items.append((str(found.path), display, _relative(found.path, settings.root)))
+        items.append((str(found.path), display, _relative(found.path, settings.root, found.real)))
     jobs = jobs or os.cpu_count() or 1
+    result.checked = len(items)
+    relatives = {display: relative for _path, display, relative in items}
     if progress is not None:
         progress.start(len(items))
+    if store is not None and not options.rewrites:
+        # cache hits are served here, before any worker starts: a re-run of an unchanged tree
+        # costs a read and a hash per file (check_file caches every kind of file, and a file
+        # the prefilter skips too)
+        misses = []
+        for item in items:
+            hit = cached_result(Path(item[0]), item[1], item[2], store)
+            if hit is None:
+                misses.append(item)
+                continue
+            result.files.append(hit)
+            if progress is not None:
+                progress.advance()
+        items = misses
     if jobs > 1 and len(items) >= POOL_THRESHOLD:
-        with ProcessPoolExecutor(
-            max_workers=jobs, initializer=_init_worker, initargs=(rules, settings, options, store)
-        ) as pool:
-            chunks = max(1, len(items) // (jobs * 8))
-            for file in pool.map(_work, items, chunksize=chunks):
-                result.files.append(file)
-                if progress is not None:
-                    progress.advance()
+        # one file at a time to each worker: the progress bar moves per file, and a worker
+        # that dies takes only its own file with it (workspace.pool)
+        files = run_pool(
+            items,
+            jobs,
+            _work,
+            _init_worker,
+            (rules, settings, options, store),
+            lambda item: check_one(Path(item[0]), item[1], item[2], job),
+        )
+        for file in files:
+            result.files.append(file)
+            if progress is not None:
+                progress.advance()
     else:
         for path, display, relative in items:
             result.files.append(check_one(Path(path), display, relative, job))
             if progress is not None:
                 progress.advance()
+    for file in result.files:
+        unreadable_as_warnings(file, settings, rules, relatives.get(file.path, file.path))
     result.files.sort(key=lambda r: r.path)
     return result
 
 
-def run_source(text: str, filename: str, settings: Settings, options: Options) -> FileResult:
-    """Check source text given directly (stdin, editors, tests)."""
-    job = Job(enabled_rules(settings), settings, options)
-    return check_text(text, filename, job, _relative(Path(filename), settings.root))
+def unreadable_as_warnings(
+    file: FileResult, settings: Settings, rules: tuple[Rule, ...], relative: str
+) -> FileResult:
+    """NM000 (a file not checked) is a rule like any other for --select, --ignore and
+    per-file-ignores; when it is off, a file that could not be checked is still said, as a
+    warning line instead of a finding."""
+    code = PARSE_ERROR[0]
+    if not any(f.code == code for f in file.findings):
+        return file
+    ignored = ignored_codes_for(settings, relative)
+    if any(r.code == code for r in rules) and not any(
+        covers(selector, r) for selector in ignored for r in rules if r.code == code
+    ):
+        return file
+    for finding in file.findings:
+        if finding.code == code:
+            file.warnings.append(f"{finding.location}: not checked: {finding.message}")
+    file.findings = [f for f in file.findings if f.code != code]
+    return file
+
+
+def make_job(settings: Settings, options: Options) -> Job:
+    """What checking shares across files; a caller checking many texts keeps one (editors)."""
+    return Job(enabled_rules(settings), settings, options)
+
+
+def run_source(
+    text: str, filename: str, settings: Settings, options: Options, job: Job | None = None
+) -> FileResult:
+    """Check source text given directly (stdin, editors, tests). `job`: one from make_job with
+    the same settings and options, to reuse its rule sets."""
+    job = job or make_job(settings, options)
+    relative = _relative(Path(filename), settings.root)
+    file = check_text(text, filename, job, relative)
+    return unreadable_as_warnings(file, settings, job.rules, relative)
+
+
+def fix_source(
+    text: str,
+    filename: str,
+    settings: Settings,
+    findings: list[Finding] | None = None,
+    unsafe_fixes: bool = False,
+) -> FileResult:
+    """Fix source text: every fixable finding, or only `findings` (found in this same text by
+    run_source) in one round. The new text is `fixed_source` (None: nothing changed)."""
+    return run_source(text, filename, settings, fix_options(findings, unsafe_fixes))
+
+
+def fix_options(findings: list[Finding] | None = None, unsafe_fixes: bool = False) -> Options:
+    """The options that fix every fixable finding, or only `findings`."""
+    only = None if findings is None else frozenset(finding_key(f) for f in findings)
+    return Options(fix=True, unsafe_fixes=unsafe_fixes, only=only)
 
 
 def check_text(text: str, filename: str, job: Job, relative: str | None = None) -> FileResult:

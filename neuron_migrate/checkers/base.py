@@ -7,6 +7,7 @@ A file kind is an object with the `FileKind` protocol; checkers/__init__.py list
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,8 +15,9 @@ from typing import Protocol
 
 from neuron_migrate.checkers.textio import Decoded, DecodeProblem, write_atomic
 from neuron_migrate.config.settings import Settings, Target, ignored_codes_for
+from neuron_migrate.config.settings import covers as settings_covers
 from neuron_migrate.engine.ruleset import RuleSet
-from neuron_migrate.model import FileResult, Finding, Severity, Span
+from neuron_migrate.model import FileResult, Finding, Safety, Severity, Span
 from neuron_migrate.packs.loader import Rule
 
 PARSE_ERROR = ("NM000", "parse-error")
@@ -26,10 +28,26 @@ class Options:
     fix: bool = False
     unsafe_fixes: bool = False
     diff: bool = False
+    # fix only the findings with these keys (finding_key: code, cell, line, column), in one
+    # round; None: every fixable finding (editors fix one finding at a time)
+    only: frozenset[tuple[str, int, int, int]] | None = None
 
     @property
     def rewrites(self) -> bool:
         return self.fix or self.diff
+
+    def wants_fix(self, finding: Finding) -> bool:
+        """Is this finding's fix one to apply: safe (or unsafe when allowed), and chosen?"""
+        fix = finding.fix
+        if fix is None or (fix.safety is not Safety.SAFE and not self.unsafe_fixes):
+            return False
+        return self.only is None or finding_key(finding) in self.only
+
+
+def finding_key(finding: Finding) -> tuple[str, int, int, int]:
+    """What names one finding of a text (for Options.only): code, cell (0 outside notebooks),
+    line and column."""
+    return (finding.code, finding.cell or 0, finding.span.line, finding.span.column)
 
 
 @dataclass
@@ -66,8 +84,8 @@ class Job:
 
 
 def covers(selector: str, rule: Rule) -> bool:
-    """Does a selector (`ALL`, a code prefix or a rule name) cover the rule?"""
-    return selector == "ALL" or selector == rule.name or rule.code.startswith(selector)
+    """Does a selector (`ALL`, a code prefix or a rule name; any case) cover the rule?"""
+    return settings_covers(selector, rule)
 
 
 def problem(path: str, reason: str, span: Span | None = None) -> Finding:
@@ -115,16 +133,49 @@ def guarded(display: str, check: Callable[[], FileResult]) -> FileResult:
 
 
 def write_fixed(
-    path: Path, result: FileResult, job: Job, data: bytes, encode: Callable[[str], bytes]
+    path: Path,
+    result: FileResult,
+    job: Job,
+    data: bytes,
+    encode: Callable[[str], bytes],
+    recheck: Callable[[Job], FileResult] | None = None,
 ) -> FileResult:
-    """With --fix, write the fixed text (`encode` turns it into the file's bytes) atomically."""
+    """With --fix, write the fixed text (`encode` turns it into the file's bytes) atomically.
+    When the file cannot be written, nothing was fixed: the findings are those of the file as
+    it is (`recheck(job)` checks it again without fixing) and the run must not say otherwise."""
     if result.fixed_source is not None and job.options.fix:
         try:
-            write_atomic(path, encode(result.fixed_source), data)
+            write_atomic(_link_target(path, job), encode(result.fixed_source), data)
             result.written = True
         except (OSError, UnicodeEncodeError) as exc:
-            result.error = f"not fixed: {getattr(exc, 'strerror', None) or exc}"
+            error = f"not fixed: {getattr(exc, 'strerror', None) or exc}"
+            if recheck is not None:
+                unfixed = guarded(result.path, lambda: recheck(unfixing(job)))
+                result.findings = unfixed.findings
+                result.warnings = unfixed.warnings
+            result.applied = 0
+            result.fixed_source = None
+            result.error = error
     return result
+
+
+def _link_target(path: Path, job: Job) -> Path:
+    """The file a fix writes: a symbolic link stays a link and its target is fixed, when the
+    target is inside the project; a link out of the project is left alone."""
+    if not path.is_symlink():
+        return path
+    target = Path(os.path.realpath(path))
+    root = Path(os.path.realpath(job.settings.root))
+    if not target.is_relative_to(root):
+        raise OSError(f"a link to {target}, outside the project {root}; not followed")
+    return target
+
+
+def unfixing(job: Job) -> Job:
+    """The same job, checking only (for a file whose fixes could not be written)."""
+    from dataclasses import replace
+
+    return replace(job, options=Options(unsafe_fixes=job.options.unsafe_fixes), cache=None)
 
 
 def check_file(kind: FileKind, path: Path, display: str, relative: str, job: Job) -> FileResult:
@@ -137,13 +188,15 @@ def check_file(kind: FileKind, path: Path, display: str, relative: str, job: Job
         return FileResult(
             display, findings=[problem(display, f"cannot read: {exc.strerror or exc}")]
         )
-    if not kind.wants(data, job, relative):
-        return FileResult(display)
     cache = job.cache if not job.options.rewrites else None
     if cache is not None:
         cached = cache.get(relative, data, display)
         if cached is not None:
             return FileResult(display, findings=cached)
+    if not kind.wants(data, job, relative):
+        if cache is not None:
+            cache.put(relative, data, [])  # the prefilter costs more than a cache hit
+        return FileResult(display)
     try:
         decoded = kind.decode(data)
     except DecodeProblem as exc:
@@ -151,9 +204,16 @@ def check_file(kind: FileKind, path: Path, display: str, relative: str, job: Job
 
     def check() -> FileResult:
         result = kind.check_text(decoded.text, display, job, relative)
-        if cache is not None and result.error is None:
+        if cache is not None and result.error is None and not result.warnings:
             cache.put(relative, data, result.findings)
         return result
 
     result = guarded(display, check)
-    return write_fixed(path, result, job, data, decoded.encode)
+    return write_fixed(
+        path,
+        result,
+        job,
+        data,
+        decoded.encode,
+        lambda plain: kind.check_text(decoded.text, display, plain, relative),
+    )

@@ -30,7 +30,8 @@ DEFAULT_EXCLUDES = (
     ".neuron_migrate_cache",
     "site-packages",
 )
-DEVICE_RE = re.compile(r"^[a-z][a-z0-9_]*$")
+# the devices a fix may write (rules/targets.toml has one table each)
+TARGET_DEVICES = ("neuron", "cpu", "cuda")
 
 
 class ConfigError(Exception):
@@ -49,6 +50,8 @@ class Target:
         return {
             "device": f'"{self.device}"',
             "device_name": self.device,
+            # the device as a PJRT runtime names its kind ("NEURON", "CPU", "CUDA")
+            "device_kind": f'"{self.device.upper()}"',
             "backend": f'"{self.compile_backend}"',
             "process_group": f'"{self.process_group}"',
             "synchronize": self.synchronize,
@@ -56,12 +59,10 @@ class Target:
 
 
 def load_target(device: str) -> Target:
-    if not DEVICE_RE.match(device):
-        raise ConfigError(
-            f"target-device {device!r} is not a device type such as neuron, cpu, cuda"
-        )
     data = tomllib.loads((builtin_rules_dir() / "targets.toml").read_text(encoding="utf-8"))
-    entry = data["target"].get(device, data["target"]["other"])
+    if device not in TARGET_DEVICES or device not in data["target"]:
+        raise ConfigError(f"target-device {device!r} is not one of {', '.join(TARGET_DEVICES)}")
+    entry = data["target"][device]
     return Target(
         device=device,
         compile_backend=entry["compile-backend"],
@@ -72,7 +73,8 @@ def load_target(device: str) -> Target:
 
 @dataclass(frozen=True)
 class Settings:
-    select: tuple[str, ...] = ("ALL",)
+    # None: the default packs (every pack whose pack.toml does not say `default = false`)
+    select: tuple[str, ...] | None = None
     extend_select: tuple[str, ...] = ()
     ignore: tuple[str, ...] = ()
     per_file_ignores: dict[str, tuple[str, ...]] = field(default_factory=dict, hash=False)
@@ -156,9 +158,15 @@ def _section(path: Path) -> dict[str, Any] | None:
         raise ConfigError(f"{path}: cannot read: {exc}") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from None
-    if path.name == "pyproject.toml":
-        return data.get("tool", {}).get("neuron-migrate")
-    return data
+    if path.name != "pyproject.toml":
+        return data
+    tool = data.get("tool", {})
+    if not isinstance(tool, dict):
+        raise ConfigError(f"{path}: `tool` must be a table")
+    section = tool.get("neuron-migrate")
+    if section is not None and not isinstance(section, dict):
+        raise ConfigError(f"{path}: [tool.neuron-migrate] must be a table, not {section!r}")
+    return section
 
 
 def find_config(start: Path) -> Path | None:
@@ -195,17 +203,37 @@ def load_settings(config: Path | None, start: Path) -> Settings:
     settings = Settings(
         root=root, config_path=path.resolve(), pinned=pinned_packages(root), **values
     )
-    settings.target  # validates target-device early  # noqa: B018
+    try:
+        settings.target  # validates target-device early  # noqa: B018
+    except ConfigError as exc:
+        raise ConfigError(f"{path}: [tool.neuron-migrate] {exc}") from None
     return settings
 
 
+_LETTERS = re.compile(r"[A-Z]*")
+
+
+def covers(selector: str, rule: Rule) -> bool:
+    """Does a selector (a code, a code prefix, a name or ALL; any case) name this rule?"""
+    return _specificity(selector, rule) >= 0
+
+
 def _specificity(selector: str, rule: Rule) -> int:
-    """How specifically a selector names a rule: -1 not at all, else the prefix length."""
-    if selector == "ALL":
+    """How specifically a selector names a rule: -1 not at all, else the prefix length.
+    Codes, prefixes and ALL are read in any case, as `explain` reads them.
+
+    A prefix names the rules whose code starts with it *and* has the same letters, as ruff's
+    linter prefixes do: `NM` and `NM1` select NM101 but not NMC101 (an opt-in pack), `NMC`
+    selects NMC101. `ALL` names every rule, opt-in packs included (ruff's `ALL`)."""
+    upper = selector.upper()
+    if upper == "ALL":
         return 0
-    if selector == rule.name:
+    if selector.lower() == rule.name:
         return 99
-    return len(selector) if rule.code.startswith(selector) else -1
+    letters = _LETTERS.match(upper).group()
+    if rule.code.startswith(upper) and _LETTERS.match(rule.code).group() == letters:
+        return len(upper)
+    return -1
 
 
 def validate_selectors(selectors: tuple[str, ...], rules: tuple[Rule, ...], what: str) -> None:
@@ -214,20 +242,33 @@ def validate_selectors(selectors: tuple[str, ...], rules: tuple[Rule, ...], what
             raise ConfigError(f"{what}: unknown rule selector `{selector}`")
 
 
-def enabled(rule: Rule, select: tuple[str, ...], ignore: tuple[str, ...]) -> bool:
-    """ruff's resolution: the most specific selector wins; on a tie, ignore wins."""
+def enabled(
+    rule: Rule, select: tuple[str, ...], ignore: tuple[str, ...], by_default: bool = False
+) -> bool:
+    """ruff's resolution: the most specific selector wins; on a tie, ignore wins.
+    `by_default`: no `select` was given, so the default packs count as selected."""
     best_select = max((_specificity(s, rule) for s in select), default=-1)
+    if by_default and rule.default:
+        best_select = max(best_select, 0)
     best_ignore = max((_specificity(s, rule) for s in ignore), default=-1)
     return best_select >= 0 and best_select > best_ignore
 
 
 def select_rules(settings: Settings, rules: tuple[Rule, ...]) -> tuple[Rule, ...]:
-    select = settings.select + settings.extend_select
+    by_default = settings.select is None
+    select = (settings.select or ()) + settings.extend_select
     for what, selectors in (("select", select), ("ignore", settings.ignore)):
         validate_selectors(selectors, rules, what)
+    where = f"{settings.config_path}: " if settings.config_path else ""
     for glob, codes in settings.per_file_ignores.items():
-        validate_selectors(codes, rules, f"per-file-ignores {glob!r}")
-    return tuple(r for r in rules if enabled(r, select, settings.ignore))
+        validate_selectors(codes, rules, f"{where}per-file-ignores {glob!r}")
+    return tuple(
+        r
+        for r in rules
+        if enabled(r, select, settings.ignore, by_default)
+        # a pack that moves code off a device has nothing to do when that device is the target
+        and r.from_device != settings.target_device
+    )
 
 
 def path_matches(relative: str, pattern: str) -> bool:

@@ -6,11 +6,16 @@ import re
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from neuron_migrate.engine.coderule import CodeRule, load_rule_module
 from neuron_migrate.engine.names import glob_pattern
 from neuron_migrate.packs.loader import Pattern, Rule
-from neuron_migrate.packs.vocabulary import MATCH_KINDS
+from neuron_migrate.packs.vocabulary import MATCH_KINDS, UNREADABLE_KIND
+
+if TYPE_CHECKING:
+    # coderule imports LibCST: only a rule set with code rules loads it, so a start-up that
+    # checks nothing (--version, a run served from the cache) does not pay for it
+    from neuron_migrate.engine.coderule import CodeRule
 
 # the kinds of match this engine reads in Python code; packs may hold others (project files)
 PYTHON_KINDS = frozenset(MATCH_KINDS)
@@ -145,9 +150,17 @@ class RuleSet:
             triggers |= _word_triggers(words)
         if triggers:
             rs.prefilter = re.compile(b"|".join(sorted(_minimal(triggers))))
+        elif rs.universe is not None and any(
+            p.kind == UNREADABLE_KIND for r in rules for p in r.patterns
+        ):
+            # only the "file not checked" rule is on (`--select NM000`): the files worth
+            # parsing are those any loaded rule would read
+            rs.prefilter = rs.universe.prefilter
         return rs
 
     def _add_module(self, rule: Rule) -> None:
+        from neuron_migrate.engine.coderule import load_rule_module
+
         module = load_rule_module(rule.module)
         if module.visitor is not None:
             self.visitors.append((rule, module.visitor))
@@ -214,6 +227,10 @@ class RuleSet:
             elif qname == entry.name or qname.startswith(entry.name + "."):
                 found.append(entry)
         return found
+
+    def exact_names(self) -> set[str]:
+        """Every qualified name some enabled rule matches exactly (no glob)."""
+        return set(self.calls) | set(self.references)
 
     def call_entries(self, qname: str) -> list[Entry]:
         return self._lookup(qname, self.calls, self.call_patterns)

@@ -22,7 +22,9 @@ MATCH_KINDS: dict[str, str] = {
 # `reads` names the item it reads (PROJECT_ITEMS); the checker or the rule's module does the
 # edit, so it takes a `safety` without an `action`
 PROJECT_KINDS = frozenset({"project"})
-ALL_KINDS = frozenset(MATCH_KINDS) | PROJECT_KINDS
+# the engine's own kind: a file the checkers cannot read or parse (NM000, pack `engine`)
+UNREADABLE_KIND = "unreadable"
+ALL_KINDS = frozenset(MATCH_KINDS) | PROJECT_KINDS | {UNREADABLE_KIND}
 
 # what the project checker reads from project files, for `reads` (kind project);
 # neuron_migrate/checkers/project/api.py has the item classes a rule's module receives
@@ -56,6 +58,7 @@ ARGS: dict[str, str] = {
     "any": "any (the default)",
     "none": "no argument",
     "one": "exactly one argument",
+    "keywords": "at least one argument, every one a keyword (`f(a=1, b=2)`)",
 }
 
 # the edits a `[[match]]` table may name (`action = ...`), with the fields each takes
@@ -133,5 +136,7 @@ PATTERN_FIELDS: dict[str, str] = {
     "keyword-values": "the call passes these keywords with exactly this code",
     "values": "kind keyword: the keyword's value is one of these (code)",
     "unused": "kind import: the names the import binds are used nowhere else",
+    "arg-values": "positional arguments with one of these values (code): { 0 = ['\"cuda\"'] }",
+    "target-devices": "the table applies only when --target-device is one of these",
 }
 PATTERN_KEYS = frozenset(PATTERN_FIELDS) | {k for ps in ACTION_PARAMS.values() for k in ps}

@@ -23,7 +23,6 @@ from neuron_migrate.packs.docs import ExampleRun
 from neuron_migrate.packs.loader import Rule
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
-INFORMATION_URI = "https://github.com/neuron-migrate/neuron-migrate"
 _LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
 
 
@@ -196,7 +195,6 @@ def document(
                         "name": "neuron-migrate",
                         "version": __version__,
                         "semanticVersion": __version__,
-                        "informationUri": INFORMATION_URI,
                         "rules": [_rule_entry(r, examples.get(r.code, ())) for r in listed],
                     }
                 },
@@ -218,6 +216,15 @@ def render(
     return text + "\n"
 
 
+def _read(path: str) -> str | None:
+    from neuron_migrate.checkers.textio import DecodeProblem, decode
+
+    try:
+        return decode(Path(path).read_bytes()).text
+    except (OSError, DecodeProblem):
+        return None
+
+
 def compute_fixes(files, settings) -> dict[str, tuple[str, str]]:
     """path -> (current text, text with every safe and unsafe fix applied), for the files with
     a fixable finding. Nothing is written."""
@@ -230,6 +237,8 @@ def compute_fixes(files, settings) -> dict[str, tuple[str, str]]:
         if not any(f.fix is not None and f.cell is None for f in file.findings):
             continue
         current = file.fixed_source if file.written else file.original_source
+        if current is None:
+            current = _read(file.path)  # a result served from the cache carries no text
         if current is None:
             continue
         preview = run_source(current, file.path, settings, options)
