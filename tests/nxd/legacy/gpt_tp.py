@@ -97,11 +97,15 @@ def main() -> None:
     )
     torch.manual_seed(0)
     model = initialize_parallel_model(config, GPT)
-    optimizer = initialize_parallel_optimizer(config, torch.optim.AdamW, model.parameters(), lr=1e-2)
+    optimizer = initialize_parallel_optimizer(
+        config, torch.optim.AdamW, model.parameters(), lr=1e-2
+    )
     device = xm.xla_device()
     dp_rank = parallel_state.get_data_parallel_rank()
     dp_size = parallel_state.get_data_parallel_size()
-    tokens = torch.randint(0, VOCAB, (BATCH, SEQ + 1), generator=torch.Generator().manual_seed(1234))
+    tokens = torch.randint(
+        0, VOCAB, (BATCH, SEQ + 1), generator=torch.Generator().manual_seed(1234)
+    )
     for step in range(STEPS):
         batch = tokens[dp_rank::dp_size].to(device)
         logits = model(batch[:, :-1])
@@ -115,6 +119,9 @@ def main() -> None:
         if dist.get_rank() == 0:
             print(f"LOSS {step} {reported.item() / dp_size:.8f}")
     parallel_state.destroy_model_parallel()
+
+    xm.rendezvous("done")
+    dist.destroy_process_group()
 
 
 if __name__ == "__main__":

@@ -134,6 +134,9 @@ def main() -> None:
             print(f"LOSS {step} {reported.item() / dp_size:.8f}")
     parallel_mesh.destroy()
 
+    dist.barrier()
+    dist.destroy_process_group()
+
 
 if __name__ == "__main__":
     main()

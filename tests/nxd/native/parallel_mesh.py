@@ -10,10 +10,19 @@ migration writes it only when it does not exist yet.
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import torch
 import torch.distributed as dist
+import torch.distributed.checkpoint as dcp
+from torch.distributed.checkpoint.state_dict import (
+    StateDictOptions,
+    get_model_state_dict,
+    get_optimizer_state_dict,
+    set_model_state_dict,
+    set_optimizer_state_dict,
+)
 from torch.distributed.device_mesh import DeviceMesh, init_device_mesh
 
 _MESH: DeviceMesh | None = None
@@ -229,3 +238,106 @@ def reduce_scatter_to_sequence_parallel_region(
 ) -> torch.Tensor:
     """Reduce-scatter along the sequence forward, all-gather backward."""
     return _collective(input_, "reduce_scatter", "all_gather", sequence_dimension, process_group)
+
+
+class QKVLinear(torch.nn.Module):
+    """GQAQKVColumnParallelLinear's projections as three plain linears; forward returns (q, k, v).
+
+    Shard it with a plan on "q", "k" and "v" (ColwiseParallel each). The parameters are q.weight,
+    k.weight, v.weight (NxD: weight_q, weight_k, weight_v or a fused weight_qkv).
+    """
+
+    def __init__(
+        self,
+        input_size: int,
+        output_sizes: list[int],
+        bias: bool = True,
+        dtype: torch.dtype | None = None,
+        device: torch.device | None = None,
+    ) -> None:
+        super().__init__()
+        q_size, kv_size = output_sizes
+        self.q = torch.nn.Linear(input_size, q_size, bias=bias, dtype=dtype, device=device)
+        self.k = torch.nn.Linear(input_size, kv_size, bias=bias, dtype=dtype, device=device)
+        self.v = torch.nn.Linear(input_size, kv_size, bias=bias, dtype=dtype, device=device)
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        return self.q(x), self.k(x), self.v(x)
+
+
+def reduce_gradients(optimizer: torch.optim.Optimizer) -> None:
+    """Average every gradient over the "dp" dimension (xm.reduce_gradients on NxD's DP groups)."""
+    group = get_mesh().get_group("dp")
+    size = dist.get_world_size(group)
+    if size == 1:
+        return
+    for param_group in optimizer.param_groups:
+        for param in param_group["params"]:
+            if param.grad is not None:
+                grad = param.grad
+                local = grad.to_local() if hasattr(grad, "to_local") else grad
+                dist.all_reduce(local, group=group)
+                local.div_(size)
+
+
+def save_checkpoint(
+    checkpoint_dir_str: str,
+    tag: str,
+    model: torch.nn.Module | None = None,
+    optimizer: torch.optim.Optimizer | None = None,
+    scheduler: Any = None,
+    user_content: Any = None,
+) -> None:
+    """NxD's save_checkpoint with torch.distributed.checkpoint (DCP): <dir>/<tag>/, every rank.
+
+    Model and optimizer go to DCP (sharded, resharded on load); the scheduler and the user content
+    are written by rank 0 beside them, as NxD did. A "newest" file names the last tag.
+    """
+    path = os.path.join(checkpoint_dir_str, tag)
+    dcp.save(_state(model, optimizer), checkpoint_id=path)
+    if dist.get_rank() == 0:
+        extras = {"scheduler": scheduler.state_dict() if scheduler is not None else None}
+        torch.save({**extras, "user_content": user_content}, os.path.join(path, "extras.pt"))
+        with open(os.path.join(checkpoint_dir_str, "newest"), "w") as newest:
+            newest.write(tag)
+    dist.barrier()
+
+
+def load_checkpoint(
+    path: str,
+    tag: str | None = None,
+    model: torch.nn.Module | None = None,
+    optimizer: torch.optim.Optimizer | None = None,
+    scheduler: Any = None,
+    strict: bool = True,
+) -> Any:
+    """NxD's load_checkpoint: load in place, return the user content (the newest tag by default)."""
+    if tag is None:
+        with open(os.path.join(path, "newest")) as newest:
+            tag = newest.read().strip()
+    folder = os.path.join(path, tag)
+    state = _state(model, optimizer)
+    dcp.load(state, checkpoint_id=folder)
+    if model is not None:
+        set_model_state_dict(model, state["model"], options=StateDictOptions(strict=strict))
+        if optimizer is not None:
+            set_optimizer_state_dict(model, optimizer, state["optimizer"])
+    elif optimizer is not None:
+        optimizer.load_state_dict(state["optimizer"])
+    extras = torch.load(os.path.join(folder, "extras.pt"), weights_only=False)
+    if scheduler is not None and extras["scheduler"] is not None:
+        scheduler.load_state_dict(extras["scheduler"])
+    return extras["user_content"]
+
+
+def _state(
+    model: torch.nn.Module | None, optimizer: torch.optim.Optimizer | None
+) -> dict[str, Any]:
+    state: dict[str, Any] = {}
+    if model is not None:
+        state["model"] = get_model_state_dict(model)
+        if optimizer is not None:
+            state["optimizer"] = get_optimizer_state_dict(model, optimizer)
+    elif optimizer is not None:
+        state["optimizer"] = optimizer.state_dict()
+    return state
