@@ -6,7 +6,9 @@ from __future__ import annotations
 from click.testing import CliRunner
 
 from neuron_migrate.cli import main
-from neuron_migrate.engine import conditions, edits
+from neuron_migrate.engine import edits
+from neuron_migrate.engine.coderule import load_rule_module
+from neuron_migrate.packs.loader import load_rules
 
 SOURCE = (
     "import torch\n"
@@ -22,7 +24,8 @@ def _broken(*args, **kwargs):
 
 
 def test_failing_condition_is_reported_with_its_rule(tmp_path, monkeypatch):
-    monkeypatch.setitem(conditions.CHECKS, "compile-backend-differs", _broken)
+    nm206 = next(r for r in load_rules() if r.code == "NM206")
+    monkeypatch.setitem(load_rule_module(nm206.module).predicates, "backend_differs", _broken)
     (tmp_path / "a.py").write_text(SOURCE)
     (tmp_path / "b.py").write_text("import torch_xla.core.xla_model as xm\nxm.mark_step()\n")
     result = CliRunner().invoke(main, ["check", str(tmp_path)])

@@ -306,18 +306,22 @@ def _wanted(finding: Finding, options: Options) -> bool:
     return fix is not None and (fix.safety is Safety.SAFE or options.unsafe_fixes)
 
 
-def legacy_import_names(job: Job, relative: str) -> tuple[str, ...]:
+def legacy_import_names(job: Job, relative: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """The imports a fix removes once nothing uses them: those of every pack's unused-import
-    rule, unless the user switched that rule off (`--ignore NM603` keeps torch_xla imports)."""
+    rule, unless the user switched that rule off (ignoring the xla pack's unused-import rule
+    keeps torch_xla imports); and the codes of those rules (a `# noqa` naming one keeps the
+    import)."""
     ignored = job.settings.ignore + ignored_codes_for(job.settings, relative)
     names: list[str] = []
+    codes: list[str] = []
     for rule in job.universe:
         if any(_covers(sel, rule) for sel in ignored):
             continue
         for pattern in rule.patterns:
             if pattern.kind == UNUSED_IMPORT_KIND:
                 names.extend(pattern.names)
-    return tuple(names)
+                codes.append(rule.code)
+    return tuple(names), tuple(dict.fromkeys(codes))
 
 
 def fix_text(
@@ -327,7 +331,7 @@ def fix_text(
     of findings fixed and the analysis of the new text."""
     from neuron_migrate.engine import fixer
 
-    legacy = legacy_import_names(job, relative or path)
+    legacy, noqa_codes = legacy_import_names(job, relative or path)
     analysis = analyze(text, path, job, ruleset)
     fixed = 0
     for _ in range(MAX_FIX_ROUNDS):
@@ -335,9 +339,9 @@ def fix_text(
         if not chosen:
             break
         editing = [h for h in chosen if h.pattern.kind != UNUSED_IMPORT_KIND]
-        new_module, applied, _declined = fixer.apply(analysis.module, editing, legacy)
+        new_module, applied, _declined = fixer.apply(analysis.module, editing, legacy, noqa_codes)
         if not editing:
-            new_module, _ = fixer.clean_imports(analysis.module, legacy)
+            new_module, _ = fixer.clean_imports(analysis.module, legacy, noqa_codes=noqa_codes)
         new_text = new_module.code
         if new_text == text:
             break

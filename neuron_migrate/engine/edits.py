@@ -45,6 +45,9 @@ def _statements(code: str) -> list[cst.BaseStatement]:
 
 def replace_expression(node: cst.BaseExpression, params: dict, variables: dict) -> cst.CSTNode:
     new = _parse_expression(render(params["template"], variables))
+    if isinstance(node, cst.Arg):
+        # a keyword argument keeps its place and gets a new value
+        return node.with_changes(value=new)
     if getattr(node, "lpar", None) and hasattr(new, "lpar"):
         new = new.with_changes(lpar=node.lpar, rpar=node.rpar)
     return new
@@ -107,7 +110,7 @@ def rewrite_call(node: cst.Call, params: dict, variables: dict) -> cst.CSTNode:
         i = find(name)
         if i is not None:
             args = _drop(args, i)
-    from neuron_migrate.engine.matcher import string_value
+    from neuron_migrate.engine.coderule import string_value
 
     for name, values in params.get("drop-keyword-values", {}).items():
         i = find(name)
@@ -140,15 +143,8 @@ def rewrite_call(node: cst.Call, params: dict, variables: dict) -> cst.CSTNode:
     return new
 
 
-def set_value(node: cst.Arg, params: dict, variables: dict) -> cst.CSTNode:
-    """A keyword argument keeps its place and gets a new value."""
-    if not isinstance(node, cst.Arg):
-        raise Decline("not an argument")
-    return node.with_changes(value=_parse_expression(render(params["template"], variables)))
-
-
 def replace_device_string(node: cst.SimpleString, params: dict, variables: dict) -> cst.CSTNode:
-    from neuron_migrate.engine.matcher import string_value
+    from neuron_migrate.engine.coderule import string_value
 
     value = string_value(node)
     if value is None:
@@ -261,7 +257,6 @@ EXPRESSION_ACTIONS: dict[str, ExpressionAction] = {
     "replace-expression": replace_expression,
     "rewrite-call": rewrite_call,
     "replace-device-string": replace_device_string,
-    "set-value": set_value,
 }
 STATEMENT_ACTIONS: dict[str, StatementAction] = {
     "remove-statement": remove_statement,

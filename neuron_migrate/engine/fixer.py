@@ -11,11 +11,10 @@ import libcst as cst
 from neuron_migrate.engine import edits as actions
 from neuron_migrate.engine.errors import RuleError
 from neuron_migrate.engine.matcher import Edit, Hit
+from neuron_migrate.engine.names import matches_name
 from neuron_migrate.engine.noqa import suppresses
-from neuron_migrate.engine.ruleset import matches_name
 from neuron_migrate.engine.scopes import collect_imports, dotted_name
 
-UNUSED_IMPORT_CODE = "NM603"
 _ANNOTATION = re.compile(r"[A-Za-z_][\w.]*(\[[\w., \[\]]*\])?")
 
 
@@ -255,10 +254,13 @@ class _LoadedNames(cst.CSTVisitor):
 
 
 def clean_imports(
-    module: cst.Module, legacy: tuple[str, ...], replaced: frozenset[str] = frozenset()
+    module: cst.Module,
+    legacy: tuple[str, ...],
+    replaced: frozenset[str] = frozenset(),
+    noqa_codes: tuple[str, ...] = (),
 ) -> tuple[cst.Module, int]:
     """Remove imports of `legacy` names that nothing in the module reads any more (unless the
-    line says `# noqa: NM603`). Returns the module and the body index of the first removed
+    line's `# noqa` names one of `noqa_codes`, the unused-import rules). Returns the module and the body index of the first removed
     top-level import (-1 if none), where the imports the fixes need are best placed."""
     table = collect_imports(module)
     loaded = _LoadedNames()
@@ -271,7 +273,7 @@ def clean_imports(
         if binding.name in loaded.names and binding.name not in replaced:
             continue
         comment = binding.line.trailing_whitespace.comment if binding.line is not None else None
-        if comment is not None and suppresses(comment.value, UNUSED_IMPORT_CODE):
+        if comment is not None and any(suppresses(comment.value, c) for c in noqa_codes):
             continue
         remove.setdefault(id(binding.statement), []).append(binding.name)
     if not remove:
@@ -458,7 +460,10 @@ def _imports_used(edit: Edit) -> list[str]:
 
 
 def apply(
-    module: cst.Module, hits: list[Hit], legacy_imports: tuple[str, ...]
+    module: cst.Module,
+    hits: list[Hit],
+    legacy_imports: tuple[str, ...],
+    noqa_codes: tuple[str, ...] = (),
 ) -> tuple[cst.Module, list[Edit], list[tuple[Edit, str]]]:
     """Apply the edits of `hits` in one transform; then imports left unused that match
     `legacy_imports` are removed and the imports the edits need are added."""
@@ -476,7 +481,7 @@ def apply(
     needed = [imp for edit in applier.applied for imp in _imports_used(edit)]
     if legacy_imports and applier.applied:
         replaced = frozenset(_binding_of(statement)[0] for statement in needed)
-        new, _ = clean_imports(new, legacy_imports, replaced)
+        new, _ = clean_imports(new, legacy_imports, replaced, noqa_codes)
     if needed:
         new = add_imports(new, needed)
     return new, applier.applied, applier.declined

@@ -5,41 +5,30 @@ Names are resolved through the file's own imports (scopes.py), never by spelling
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
-from typing import Any
 
 import libcst as cst
 
 from neuron_migrate.config.settings import Target
-from neuron_migrate.engine import conditions
+from neuron_migrate.engine.coderule import (
+    CodeRule,
+    Context,
+    Edit,
+    is_device_string,
+    is_main_guard,
+    string_value,
+)
 from neuron_migrate.engine.errors import RuleError
-from neuron_migrate.engine.ruleset import Entry, RuleSet, name_match
+from neuron_migrate.engine.names import name_match
+from neuron_migrate.engine.ruleset import Entry, RuleSet
 from neuron_migrate.engine.scopes import Binding, ImportTable, Scope, dotted_name
 from neuron_migrate.packs.loader import Pattern, Rule
 from neuron_migrate.packs.vocabulary import STATEMENT_ACTIONS
 
+__all__ = ["Edit", "Hit", "Matcher", "is_device_string", "string_value"]
+
 DEVICE_KEYWORDS = {"device", "device_type"}
-_STRING_RE = re.compile(
-    r"^(?P<prefix>[rRuU]?)(?P<quote>'''|\"\"\"|'|\")(?P<body>.*)(?P=quote)$", re.S
-)
 ENV_CALLS = {"os.environ.setdefault", "os.putenv", "os.environ.update", "os.environ.__setitem__"}
-
-
-@dataclass(eq=False)
-class Edit:
-    """A named action to apply to one node when the fix is taken."""
-
-    target: cst.CSTNode
-    action: str
-    params: dict[str, Any]
-    variables: dict[str, str]
-    # the rule that asked for it (to name it if the edit fails)
-    rule: str = "?"
-
-    @property
-    def statement_level(self) -> bool:
-        return self.action in STATEMENT_ACTIONS or self.action == "prepend-to-body"
 
 
 @dataclass(eq=False)
@@ -69,44 +58,6 @@ class _Missing(dict):
         return "{" + key + "}"
 
 
-def string_value(node: cst.CSTNode) -> str | None:
-    """The text of a plain (non-f, non-bytes) one-piece string literal."""
-    if not isinstance(node, cst.SimpleString):
-        return None
-    found = _STRING_RE.match(node.value)
-    if found is None or "\\" in found["body"]:
-        return None
-    return found["body"]
-
-
-def is_device_string(value: str | None, devices: tuple[str, ...]) -> bool:
-    if value is None:
-        return False
-    base, _, index = value.partition(":")
-    return base in devices and (index == "" or index.isdigit())
-
-
-@dataclass
-class _Placement:
-    statement: cst.BaseSmallStatement
-    target: str
-    statements: tuple[int, ...]
-
-
-@dataclass
-class _Loader:
-    """A device loader call waiting for the `for` loop that consumes it."""
-
-    entry: Entry
-    call: cst.Call
-    loader: cst.BaseExpression
-    device: cst.BaseExpression | None
-    name: str | None  # the name it was assigned to, None when it is the loop's iterable
-    scope: Scope
-    statements: tuple[int, ...]
-    loops: list[tuple[cst.For, tuple[int, ...], str | None]] = field(default_factory=list)
-
-
 @dataclass
 class Matcher(cst.CSTVisitor):
     module: cst.Module
@@ -115,10 +66,12 @@ class Matcher(cst.CSTVisitor):
     target: Target
     settings_flags: dict[str, bool]
     hits: list[Hit] = field(default_factory=list)
-    # every qualified name called in the file (conditions read it)
+    # every qualified name called in the file so far (code rules read it)
     called: set[str] = field(default_factory=set)
-    # names of torch.compile's first arguments (a module already compiled)
-    compiled: set[str] = field(default_factory=set)
+    # ids of the expressions that are a side of a comparison
+    compared: set[int] = field(default_factory=set)
+    # plain string literals of the file (collected only when a code rule wants them)
+    strings: set[str] = field(default_factory=set)
 
     def __post_init__(self) -> None:
         super().__init__()
@@ -130,14 +83,85 @@ class Matcher(cst.CSTVisitor):
         self._skip_names: set[int] = set()
         # id(expression) -> (context, owning statement node)
         self._context: dict[int, tuple[str, cst.CSTNode]] = {}
-        self._placements: list[_Placement] = []
         self._with_index: dict[int, int] = {}
+        self._predicate_variables: dict[tuple[int, int], dict[str, str]] = {}
         self._imports: list[tuple[cst.Import | cst.ImportFrom, str, cst.CSTNode]] = []
-        self._loaders: list[_Loader] = []
         self._reported_calls: list[tuple[cst.Call, set[str]]] = []
         self._call_funcs: set[int] = set()
         self.main_guard = 0
         self.imported = {b.qname for b in self.table.bindings} | set(self.table.star_modules)
+        self.ctx = Context(self)
+        self._code_visits: dict[type, list] = {}
+        self._code_leaves: dict[type, list] = {}
+        self._wants_strings = False
+        for rule, visitor in self.rules.visitors:
+            self._register(visitor(rule, self.ctx, self._code_hit))
+
+    # ---- code rules ------------------------------------------------------------------------------
+
+    def _register(self, instance: CodeRule) -> None:
+        self._wants_strings |= instance.wants_strings
+        for attr in dir(type(instance)):
+            prefix, _, node_name = attr.partition("_")
+            if prefix not in ("visit", "leave") or not node_name:
+                continue
+            node_type = getattr(cst, node_name, None)
+            if not isinstance(node_type, type):
+                raise RuleError(instance.rule.code, AttributeError(f"no LibCST node {node_name}"))
+            table = self._code_visits if prefix == "visit" else self._code_leaves
+            table.setdefault(node_type, []).append((instance.rule.code, getattr(instance, attr)))
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        descend = super().on_visit(node)
+        handlers = self._code_visits.get(type(node))
+        if handlers:
+            self._dispatch(handlers, node)
+        return descend
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        handlers = self._code_leaves.get(type(original_node))
+        if handlers:
+            self._dispatch(handlers, original_node)
+        super().on_leave(original_node)
+
+    @staticmethod
+    def _dispatch(handlers, node: cst.CSTNode) -> None:
+        for code, handler in handlers:
+            try:
+                handler(node)
+            except RuleError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - attributed to the rule
+                raise RuleError(code, exc) from exc
+
+    def _code_hit(self, rule, pattern, node, variables, edits, statements) -> None:
+        stack = tuple(self._statements) if statements is None else statements
+        for edit in edits:
+            if edit.action in STATEMENT_ACTIONS or edit.action == "prepend-to-body":
+                stack += (id(edit.target),)
+        first, rest = (edits[0], tuple(edits[1:])) if edits else (None, ())
+        self.hits.append(Hit(rule, pattern, node, variables, first, stack, rest))
+
+    # what Context reads
+    def context_of(self, node: cst.CSTNode) -> tuple[str, cst.CSTNode | None]:
+        return self._context.get(id(node), ("value", None))
+
+    @property
+    def current_scope(self) -> Scope:
+        return self._scopes[-1]
+
+    @property
+    def statement_stack(self) -> tuple[int, ...]:
+        return tuple(self._statements)
+
+    def variables_of(self, node: cst.CSTNode, qname: str = "") -> dict[str, str]:
+        return self._variables(node, qname)
+
+    def visit_SimpleString(self, node: cst.SimpleString) -> None:
+        if self._wants_strings:
+            value = string_value(node)
+            if value is not None:
+                self.strings.add(value)
 
     # LibCST calls these for every field of every node, to dispatch `visit_Node_field`
     # methods; the matcher has none, and skipping the lookups saves a quarter of the traversal.
@@ -202,19 +226,15 @@ class Matcher(cst.CSTVisitor):
 
     def visit_If(self, node: cst.If) -> None:
         self._statements.append(id(node))
-        if conditions.is_main_guard(node.test):
+        if is_main_guard(node.test):
             self.main_guard += 1
 
     def leave_If(self, node: cst.If) -> None:
         self._statements.pop()
-        if conditions.is_main_guard(node.test):
+        if is_main_guard(node.test):
             self.main_guard -= 1
 
-    def visit_For(self, node: cst.For) -> None:
-        self._statements.append(id(node))
-        if self._loaders or self.rules.loaders:
-            self._loop(node)
-
+    visit_For = _enter
     leave_For = _exit
 
     def visit_With(self, node: cst.With) -> None:
@@ -295,6 +315,9 @@ class Matcher(cst.CSTVisitor):
         statements: tuple[int, ...] | None = None,
     ) -> Hit:
         pattern = entry.pattern
+        extra = self._predicate_variables.pop((id(pattern), id(node)), None)
+        if extra:
+            variables = {**variables, **extra}
         edit = None
         if pattern.action is not None:
             target = owner if pattern.action in STATEMENT_ACTIONS else node
@@ -319,13 +342,6 @@ class Matcher(cst.CSTVisitor):
                 return False
             if pattern.args == "one" and len(node.args) != 1:
                 return False
-            if pattern.first_arg is not None:
-                first = node.args[0].value if node.args and node.args[0].keyword is None else None
-                if (
-                    not isinstance(first, (cst.Name, cst.Attribute))
-                    or self.resolve(first) != pattern.first_arg
-                ):
-                    return False
             if pattern.keywords or pattern.no_keywords or pattern.keyword_values:
                 given = {a.keyword.value: a for a in node.args if a.keyword is not None}
                 if pattern.keywords and not any(k in given for k in pattern.keywords):
@@ -335,16 +351,16 @@ class Matcher(cst.CSTVisitor):
                 for name, code in pattern.keyword_values.items():
                     if name not in given or self.code(given[name].value) != code:
                         return False
-        if pattern.needs_setting is not None and not self.settings_flags.get(pattern.needs_setting):
-            return False
-        if pattern.requires_import and not self.imports_module(pattern.requires_import):
-            return False
         if pattern.when is None:
             return True
         try:
-            return conditions.CHECKS[pattern.when](self, node)
+            answer = self.rules.predicates[id(pattern)](node, self.ctx)
         except Exception as exc:  # noqa: BLE001 - attributed to the rule by the caller
             raise RuleError(self._rule_of(pattern), exc) from exc
+        if isinstance(answer, dict):
+            # a predicate may hand template variables to the pattern's fix and message
+            self._predicate_variables[id(pattern), id(node)] = answer
+        return bool(answer)
 
     def _rule_of(self, pattern: Pattern) -> str:
         for rule in self.rules.rules:
@@ -391,8 +407,6 @@ class Matcher(cst.CSTVisitor):
                         if context == "with-item":
                             variables["item"] = str(self._with_index[id(node)])
                         self._hit(entry, node, variables, owner)
-            if qname == "torch.compile" and node.args and isinstance(node.args[0].value, cst.Name):
-                self.compiled.add(node.args[0].value.value)
             if self.rules.env_writes and qname in ENV_CALLS:
                 self._env_call(node, qname, context, owner)
         elif isinstance(func, cst.Attribute) and func.attr.value in self.rules.methods:
@@ -401,8 +415,6 @@ class Matcher(cst.CSTVisitor):
             self._device_strings_in_call(node, qname)
         if self.rules.keywords:
             self._keywords(node, qname)
-        if self.rules.loaders:
-            self._loader_call(node, qname, context, owner)
 
     def _method(self, node: cst.Call, method: str, context: str, owner) -> None:
         best = self._best(self.rules.methods[method], node, context)
@@ -460,13 +472,15 @@ class Matcher(cst.CSTVisitor):
     def _device_string(self, node: cst.CSTNode) -> None:
         value = string_value(node)
         for entry in self.rules.device_strings:
-            if is_device_string(value, entry.pattern.names or ("xla",)):
+            if is_device_string(value, entry.pattern.names):
                 variables = dict(self.target.placeholders())
                 variables.update(name=self.code(node), value=value or "", qname="")
                 self._hit(entry, node, variables, None)
                 return
 
     def visit_Comparison(self, node: cst.Comparison) -> None:
+        self.compared.add(id(node.left))
+        self.compared.update(id(target.comparator) for target in node.comparisons)
         if not self.rules.device_strings:
             return
         left = node.left
@@ -530,6 +544,8 @@ class Matcher(cst.CSTVisitor):
         inside = {code for _, codes in self._reported_calls for code in codes}
         if self.rules.owned_elsewhere(qname, len(best[0].name), call=self._is_called(node)):
             return  # a rule that is switched off (for this file) owns this name
+        if self.rules.claimed_by_code(qname, len(best[0].name)):
+            return  # a code rule reports this name itself
         for entry in best:
             if entry.rule.code in inside:
                 continue  # `xm.REDUCE_SUM` inside the `xm.all_reduce(...)` already reported
@@ -582,189 +598,11 @@ class Matcher(cst.CSTVisitor):
         for var, where in names:
             self._env_hit(var, where, "value", None)
 
-    # ---- device loaders -----------------------------------------------------------------------
-
-    def _loader_parts(self, node: cst.Call, qname: str | None):
-        """(entry, loader expression, device expression) of a device loader call, or None."""
-        func = node.func
-        if (
-            qname is None
-            and isinstance(func, cst.Attribute)
-            and func.attr.value == "per_device_loader"
-            and isinstance(func.value, cst.Call)
-        ):
-            # pl.ParallelLoader(loader, [device]).per_device_loader(device)
-            inner = func.value
-            inner_name = (
-                self.resolve(inner.func)
-                if isinstance(inner.func, (cst.Name, cst.Attribute))
-                else None
-            )
-            entry = self._loader_entry(inner_name)
-            if entry is None or not inner.args:
-                return None
-            device = node.args[0].value if node.args else None
-            self._consumed.add(id(inner.func))
-            return entry, inner.args[0].value, device
-        entry = self._loader_entry(qname)
-        if entry is None or not node.args or node.args[0].keyword is not None:
-            return None
-        device = None
-        for index, arg in enumerate(node.args[1:], start=1):
-            if (arg.keyword is None and index == 1) or (
-                arg.keyword and arg.keyword.value == "device"
-            ):
-                device = arg.value
-        return entry, node.args[0].value, device
-
-    def _loader_entry(self, qname: str | None) -> Entry | None:
-        if qname is None:
-            return None
-        for entry in self.rules.loaders:
-            if name_match(qname, entry.name) is not None:
-                return entry
-        return None
-
-    def _loader_call(self, node: cst.Call, qname: str | None, context: str, owner) -> None:
-        parts = self._loader_parts(node, qname)
-        if parts is None:
-            return
-        entry, loader, device = parts
-        self._consumed.add(id(node.func))
-        name = None
-        if context == "assigned" and isinstance(owner, cst.Assign) and len(owner.targets) == 1:
-            target = owner.targets[0].target
-            name = target.value if isinstance(target, cst.Name) else None
-        self._loaders.append(
-            _Loader(entry, node, loader, device, name, self._scopes[-1], tuple(self._statements))
-        )
-
-    def _loop(self, node: cst.For) -> None:
-        iterable = node.iter
-        through_enumerate = False
-        if (
-            isinstance(iterable, cst.Call)
-            and isinstance(iterable.func, cst.Name)
-            and iterable.func.value == "enumerate"
-            and iterable.args
-        ):
-            iterable, through_enumerate = iterable.args[0].value, True
-        names = conditions.loop_batch_names(node.target, through_enumerate)
-        stack = tuple(self._statements)
-        if isinstance(iterable, cst.Call):
-            # `for b in pl.MpDeviceLoader(...)`: the call is visited after the loop header
-            qname = (
-                self.resolve(iterable.func)
-                if isinstance(iterable.func, (cst.Name, cst.Attribute))
-                else None
-            )
-            parts = self._loader_parts(iterable, qname)
-            if parts is not None:
-                entry, loader, device = parts
-                self._consumed.add(id(iterable.func))
-                found = _Loader(entry, iterable, loader, device, None, self._scopes[-1], stack)
-                found.loops.append((node, stack, names))
-                self._loaders.append(found)
-            return
-        if isinstance(iterable, cst.Name):
-            for found in reversed(self._loaders):
-                if found.name == iterable.value and found.scope is self._scopes[-1]:
-                    found.loops.append((node, stack, names))
-                    return
-
-    def _finish_loaders(self) -> None:
-        seen: set[int] = set()
-        for found in self._loaders:
-            if id(found.call) in seen:
-                continue
-            seen.add(id(found.call))
-            entry = found.entry
-            variables = self._variables(found.call)
-            variables["loader"] = self.code(found.loader)
-            variables["device_expr"] = (
-                self.code(found.device) if found.device is not None else "device"
-            )
-            loops_ok = (
-                found.loops
-                and all(names for _, _, names in found.loops)
-                and found.device is not None
-            )
-            pattern = entry.pattern
-            if pattern.action is None or not loops_ok:
-                # the rule's pattern without an action says what to do by hand
-                manual = next(
-                    (
-                        e.pattern
-                        for e in self.rules.loaders
-                        if e.rule is entry.rule and e.pattern.action is None
-                    ),
-                    pattern,
-                )
-                self.hits.append(
-                    Hit(entry.rule, manual, found.call, variables, None, found.statements)
-                )
-                continue
-            code = entry.rule.code
-            main = Edit(found.call, "replace-expression", {"template": "{loader}"}, variables, code)
-            extras = []
-            statements = set(found.statements)
-            for loop, stack, names in found.loops:
-                moved = ", ".join(f"{n}.to({variables['device_expr']})" for n in names.split(", "))
-                transfer = f"{names} = {moved}"
-                extras.append(
-                    Edit(loop, "prepend-to-body", {"template": transfer}, variables, code)
-                )
-                statements.update(stack)
-            self.hits.append(
-                Hit(
-                    entry.rule,
-                    pattern,
-                    found.call,
-                    variables,
-                    main,
-                    tuple(statements),
-                    tuple(extras),
-                )
-            )
-
-    # ---- module placement (`model.to(device)`) -------------------------------------------------
-
-    def leave_Expr(self, node: cst.Expr) -> None:
-        if self.rules.placements:
-            target = conditions.placed_module(node)
-            if target is not None:
-                self._placements.append(_Placement(node, target, tuple(self._statements)))
-
-    def leave_Assign(self, node: cst.Assign) -> None:
-        if self.rules.placements:
-            target = conditions.placed_module(node)
-            if target is not None:
-                self._placements.append(_Placement(node, target, tuple(self._statements)))
-
     # ---- whole-file checks ----------------------------------------------------------------------
 
     def leave_Module(self, node: cst.Module) -> None:
-        self._finish_placements()
         self._finish_imports()
-        self._finish_loaders()
         self._finish_unused_imports()
-
-    def _finish_placements(self) -> None:
-        for entry in self.rules.placements:
-            if not any(
-                name_match(q, n) is not None for q in self.called for n in entry.pattern.names
-            ):
-                continue
-            for placement in self._placements:
-                if placement.target in self.compiled:
-                    continue
-                if not self._passes(entry.pattern, placement.statement, "statement"):
-                    continue
-                variables = dict(self.target.placeholders())
-                variables.update(name=placement.target, target=placement.target, qname="")
-                self._hit(
-                    entry, placement.statement, variables, placement.statement, placement.statements
-                )
 
     def _bindings_of(self, statement: cst.CSTNode, alias: cst.CSTNode) -> list[Binding]:
         return [

@@ -4,31 +4,23 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from neuron_migrate.engine.coderule import CodeRule, load_rule_module
+from neuron_migrate.engine.names import glob_pattern
 from neuron_migrate.packs.loader import Pattern, Rule
+from neuron_migrate.packs.vocabulary import MATCH_KINDS
 
 # the kinds of match this engine reads in Python code; packs may hold others (project files)
-PYTHON_KINDS = frozenset(
-    {
-        "call",
-        "reference",
-        "import",
-        "device-string",
-        "module-placement",
-        "unused-import",
-        "method",
-        "keyword",
-        "env-write",
-        "device-loader",
-    }
-)
+PYTHON_KINDS = frozenset(MATCH_KINDS)
 
-# what each kind of match needs to see in the bytes before a parse is worth it
-KIND_TRIGGERS = {
-    # the string literal "xla" or "xla:N": a quote right before it
-    "device-string": [rb"[\"']xla[\"':]"],
-}
+
+def _device_string_trigger(device: str) -> bytes:
+    """A string literal naming the device ("xla" or "xla:N"): a quote right before it."""
+    return rb"[\"']" + re.escape(device).encode() + rb"[\"':]"
+
+
 # packages imported by nearly every file of an ML repo: a poor trigger on their own
 COMMON_ROOTS = {"torch", "os", "numpy", "transformers"}
 
@@ -93,20 +85,6 @@ def _minimal(triggers: set[bytes]) -> set[bytes]:
     }
 
 
-def _glob(name: str) -> re.Pattern[str]:
-    """`*` matches within one segment (and is captured: {glob1}, ...); a `**.` segment matches
-    any number of segments (`optimum.neuron.**.NeuronTrainer` is the class wherever it lives)."""
-    out = []
-    for piece in re.split(r"(\*\*\.|\*)", name):
-        if piece == "**.":
-            out.append(r"(?:\w+\.)*")
-        elif piece == "*":
-            out.append(r"(\w*)")
-        else:
-            out.append(re.escape(piece))
-    return re.compile("".join(out) + "$")
-
-
 @dataclass
 class RuleSet:
     rules: tuple[Rule, ...]
@@ -116,12 +94,16 @@ class RuleSet:
     reference_patterns: list[Entry] = field(default_factory=list)
     imports: list[Entry] = field(default_factory=list)
     device_strings: list[Entry] = field(default_factory=list)
-    placements: list[Entry] = field(default_factory=list)
     unused_imports: list[Entry] = field(default_factory=list)
     methods: dict[str, list[Entry]] = field(default_factory=lambda: defaultdict(list))
     keywords: dict[str, list[Entry]] = field(default_factory=lambda: defaultdict(list))
     env_writes: list[Entry] = field(default_factory=list)
-    loaders: list[Entry] = field(default_factory=list)
+    # names that code rules report (kind code)
+    claimed: dict[str, list[Entry]] = field(default_factory=lambda: defaultdict(list))
+    claimed_patterns: list[Entry] = field(default_factory=list)
+    # code rules: (rule, its visitor class), and `when` predicates by id(pattern)
+    visitors: list[tuple[Rule, type[CodeRule]]] = field(default_factory=list)
+    predicates: dict[int, Callable] = field(default_factory=dict)
     prefilter: re.Pattern[bytes] | None = None
     # the calls and references of every loaded rule, enabled or not
     universe: RuleSet | None = None
@@ -134,6 +116,8 @@ class RuleSet:
         triggers: set[bytes] = set()
         words: set[bytes] = set()
         for rule in rules:
+            if rule.module is not None:
+                rs._add_module(rule)
             for pattern in rule.patterns:
                 if pattern.kind not in PYTHON_KINDS:
                     continue  # read by another checker (project files)
@@ -141,8 +125,8 @@ class RuleSet:
                 if pattern.triggers:
                     triggers.update(t.encode() for t in pattern.triggers)
                     continue
-                if pattern.kind in KIND_TRIGGERS:
-                    triggers.update(KIND_TRIGGERS[pattern.kind])
+                if pattern.kind == "device-string":
+                    triggers.update(_device_string_trigger(d) for d in pattern.names)
                     continue
                 if pattern.kind == "keyword" and not _distinctive(pattern.names):
                     triggers.update(re.escape(k).encode() for k in pattern.keywords)
@@ -163,11 +147,26 @@ class RuleSet:
             rs.prefilter = re.compile(b"|".join(sorted(_minimal(triggers))))
         return rs
 
+    def _add_module(self, rule: Rule) -> None:
+        module = load_rule_module(rule.module)
+        if module.visitor is not None:
+            self.visitors.append((rule, module.visitor))
+        for pattern in rule.patterns:
+            if pattern.when is None:
+                continue
+            if pattern.when not in module.predicates:
+                raise LookupError(f"{rule.code}: `when = {pattern.when!r}` names no function")
+            self.predicates[id(pattern)] = module.predicates[pattern.when]
+
     def _add(self, rule: Rule, pattern: Pattern) -> None:
         kind = pattern.kind
-        if kind in ("device-string", "module-placement"):
-            bucket = self.device_strings if kind == "device-string" else self.placements
-            bucket.append(Entry(rule, pattern, ""))
+        if kind == "code":
+            # the rule's module reports these names: a catch-all must not report them too
+            for name in pattern.names:
+                self._index(Entry(rule, pattern, name), name, self.claimed, self.claimed_patterns)
+            return
+        if kind == "device-string":
+            self.device_strings.append(Entry(rule, pattern, ""))
             return
         if kind == "keyword":
             for keyword in pattern.keywords:
@@ -176,12 +175,11 @@ class RuleSet:
         for name in pattern.names:
             if kind == "method":
                 self.methods[name].append(Entry(rule, pattern, name))
-            elif kind in ("import", "unused-import", "env-write", "device-loader"):
+            elif kind in ("import", "unused-import", "env-write"):
                 bucket = {
                     "import": self.imports,
                     "unused-import": self.unused_imports,
                     "env-write": self.env_writes,
-                    "device-loader": self.loaders,
                 }[kind]
                 bucket.append(Entry(rule, pattern, name))
             else:
@@ -190,13 +188,17 @@ class RuleSet:
                     if kind == "call"
                     else (self.references, self.reference_patterns)
                 )
-                if name.endswith(".*") and "*" not in name[:-2]:
-                    patterned.append(Entry(rule, pattern, name[:-2]))
-                elif "*" in name:
-                    bare = name.replace("**.", "").replace("*", "")
-                    patterned.append(Entry(rule, pattern, bare, _glob(name)))
-                else:
-                    exact[name].append(Entry(rule, pattern, name))
+                self._index(Entry(rule, pattern, name), name, exact, patterned)
+
+    @staticmethod
+    def _index(entry: Entry, name: str, exact: dict, patterned: list) -> None:
+        if name.endswith(".*") and "*" not in name[:-2]:
+            patterned.append(Entry(entry.rule, entry.pattern, name[:-2]))
+        elif "*" in name:
+            bare = name.replace("**.", "").replace("*", "")
+            patterned.append(Entry(entry.rule, entry.pattern, bare, glob_pattern(name)))
+        else:
+            exact[name].append(entry)
 
     def wants(self, data: bytes) -> bool:
         """The byte-level prefilter: could any enabled rule match in this file?"""
@@ -219,6 +221,11 @@ class RuleSet:
     def reference_entries(self, qname: str) -> list[Entry]:
         return self._lookup(qname, self.references, self.reference_patterns)
 
+    def claimed_by_code(self, qname: str, longest: int) -> bool:
+        """Does a code rule report `qname` (more specifically than `longest`)?"""
+        entries = self._lookup(qname, self.claimed, self.claimed_patterns)
+        return any(len(e.name) > longest for e in entries)
+
     def owned_elsewhere(self, qname: str, longest: int, call: bool) -> bool:
         """Does a rule that is not enabled name `qname` more specifically than `longest`?"""
         if self.universe is None:
@@ -227,18 +234,3 @@ class RuleSet:
         if call:
             entries += self.universe.call_entries(qname)
         return any(len(e.name) > longest for e in entries)
-
-
-def matches_name(qname: str, names: tuple[str, ...]) -> bool:
-    return any(name_match(qname, name) is not None for name in names)
-
-
-def name_match(qname: str, name: str) -> tuple[str, ...] | None:
-    """None when `qname` is not `name`; else what the wildcards of `name` matched."""
-    if name.endswith(".*") and "*" not in name[:-2]:
-        base = name[:-2]
-        return () if qname == base or qname.startswith(base + ".") else None
-    if "*" in name:
-        found = _glob(name).match(qname)
-        return found.groups() if found else None
-    return () if qname == name else None

@@ -7,65 +7,22 @@ The engine knows the kinds of match and the actions; it knows no rule by name.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from neuron_migrate.config.tomlread import tomllib
 from neuron_migrate.model import Safety, Severity
-from neuron_migrate.packs.vocabulary import ACTION_PARAMS
+from neuron_migrate.packs.vocabulary import (
+    ACTION_PARAMS,
+    ALL_KINDS,
+    ARGS,
+    PATTERN_KEYS,
+    PROJECT_KINDS,
+    WHERE,
+)
 
-MATCH_KINDS = {
-    "call",  # a call of a qualified name
-    "reference",  # any use of a qualified name (name, attribute, call)
-    "import",  # an import statement of a module
-    "device-string",  # a string literal used as a device
-    "module-placement",  # a module moved to the device (`model.to(device)`)
-    "unused-import",  # a legacy import whose names are not used
-    "method",  # a method call by name on any object (`.double()`, `.to_sparse()`)
-    "keyword",  # a keyword argument passed to a call (`tensor_parallel_size=8`)
-    "env-write",  # an environment variable set in code (`os.environ["XLA_USE_BF16"] = "1"`)
-    "device-loader",  # a device loader consumed by a `for` loop (`pl.MpDeviceLoader`)
-} | {
-    # project files (neuron_migrate/checkers/project): their checker does the edit, so these kinds
-    # take a `safety` without an `action`
-    "requirement",  # a dependency pin in requirements, pyproject, setup.cfg, setup.py, pip install
-    "python-requires",  # requires-python / python_requires / Poetry's python
-    "launcher",  # a command or variable in a shell launcher or Dockerfile
-    "instance-type",  # an instance type in a config or script
-}
-PROJECT_KINDS = frozenset({"requirement", "python-requires", "launcher", "instance-type"})
-WHERE = {"any", "statement", "value", "with-item", "decorator"}
-ARGS = {"any", "none", "some", "one"}
-CONDITIONS = {
-    "compile-backend-differs",  # torch.compile with a backend or mode the target does not want
-    "single-index-argument",  # a call whose only argument is a device index
-    "in-main-guard",  # inside `if __name__ == "__main__":`
-    "first-arg-xla-string",  # the first positional argument is "xla" / "xla:N"
-    "assigned-to-first-arg",  # `x = f(op, x)`: the result replaces the argument it was given
-    "not-compared",  # the expression is not a side of a comparison (`x.dtype == torch.float64`)
-    "neuron-async-load",  # the file targets device "neuron" and has not set HF_DEACTIVATE_ASYNC_LOAD
-}
-PATTERN_KEYS = {
-    "kind",
-    "names",
-    "where",
-    "args",
-    "when",
-    "action",
-    "safety",
-    "message",
-    "triggers",
-    "needs-setting",
-    "keywords",  # the call passes at least one of these keywords
-    "no-keywords",  # the call passes none of these keywords
-    "keyword-values",  # the call passes these keywords with exactly this code
-    "values",  # kind keyword: the keyword's value is one of these (code)
-    "requires-import",  # the file imports one of these modules (or a module below them)
-    "unused",  # kinds import: the names the import binds are used nowhere else
-    "first-arg",  # the call's first argument resolves to this qualified name (xm.REDUCE_SUM)
-} | {key for params in ACTION_PARAMS.values() for key in params}
 RULE_KEYS = {
     "code",
     "name",
@@ -98,14 +55,12 @@ class Pattern:
     safety: Safety | None = None
     message: str | None = None
     triggers: tuple[str, ...] = ()
-    needs_setting: str | None = None
     keywords: tuple[str, ...] = ()
     no_keywords: tuple[str, ...] = ()
     keyword_values: dict[str, str] = field(default_factory=dict, hash=False, compare=False)
     values: tuple[str, ...] = ()
-    requires_import: tuple[str, ...] = ()
     unused: bool | None = None
-    first_arg: str | None = None
+    case: str | None = None
     params: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
 
 
@@ -133,6 +88,8 @@ class Rule:
     ok: tuple[str, ...]
     # the file each `ok` snippet is (its name picks the checker), beside `ok`
     ok_files: tuple[str, ...] = ()
+    # the rule's code module (same stem as its TOML file, built-in packs only), or None
+    module: str | None = None
 
     @property
     def fix_safety(self) -> str:
@@ -191,8 +148,8 @@ def _pattern(path: Path, where: str, data: Any) -> Pattern:
     if unknown:
         raise _fail(path, where, f"unknown field `{unknown[0]}`")
     kind = _str(path, where, data, "kind")
-    if kind not in MATCH_KINDS:
-        raise _fail(path, where, f"`kind` must be one of {sorted(MATCH_KINDS)}, not {kind!r}")
+    if kind not in ALL_KINDS:
+        raise _fail(path, where, f"`kind` must be one of {sorted(ALL_KINDS)}, not {kind!r}")
     names = _str_list(path, where, data, "names")
     if (
         kind in {"call", "reference", "import", "unused-import", "method", "env-write"}
@@ -205,9 +162,14 @@ def _pattern(path: Path, where: str, data: Any) -> Pattern:
     args = data.get("args", "any")
     if args not in ARGS:
         raise _fail(path, where, f"`args` must be one of {sorted(ARGS)}")
-    when = data.get("when")
-    if when is not None and when not in CONDITIONS:
-        raise _fail(path, where, f"`when` must be one of {sorted(CONDITIONS)}")
+    when = _str(path, where, data, "when", required=False)
+    if when is not None and not when.isidentifier():
+        raise _fail(path, where, "`when` must name a function of the rule's code module")
+    case = _str(path, where, data, "case", required=False)
+    if kind == "code" and case is None:
+        raise _fail(path, where, "kind code needs a `case` (the label its module reports with)")
+    if case is not None and kind != "code":
+        raise _fail(path, where, "`case` goes with kind code")
     action = data.get("action")
     safety = data.get("safety")
     params: dict[str, Any] = {}
@@ -221,7 +183,7 @@ def _pattern(path: Path, where: str, data: Any) -> Pattern:
             if any(key in other for other in ACTION_PARAMS.values()):
                 raise _fail(path, where, f"field `{key}` does not go with action {action!r}")
         params = {key: data[key] for key in allowed if key in data}
-    elif safety is not None and kind not in PROJECT_KINDS:
+    elif safety is not None and kind not in PROJECT_KINDS | {"code"}:
         raise _fail(path, where, "`safety` without an `action`")
     else:
         if safety is not None and safety not in ("safe", "unsafe"):
@@ -241,18 +203,16 @@ def _pattern(path: Path, where: str, data: Any) -> Pattern:
         where=where_value,
         args=args,
         when=when,
+        case=case,
         action=action,
         safety=Safety(safety) if safety else None,
         message=_str(path, where, data, "message", required=False),
         triggers=triggers,
-        needs_setting=_str(path, where, data, "needs-setting", required=False),
         keywords=_str_list(path, where, data, "keywords"),
         no_keywords=_str_list(path, where, data, "no-keywords"),
         keyword_values=_str_table(path, where, data, "keyword-values"),
         values=_str_list(path, where, data, "values"),
-        requires_import=_str_list(path, where, data, "requires-import"),
         unused=_bool(path, where, data, "unused"),
-        first_arg=_str(path, where, data, "first-arg", required=False),
         params=params,
     )
 
@@ -388,7 +348,7 @@ def load_pack(path: Path) -> list[Rule]:
     if not isinstance(rules, list) or not rules:
         raise _fail(path, "[[rule]]", "a pack needs at least one rule")
     rules = [_expand(rule, lists, path) for rule in rules]
-    return [_rule(path, name, i, r) for i, r in enumerate(rules)]
+    return [_needs_code(path, _rule(path, name, i, r)) for i, r in enumerate(rules)]
 
 
 def rule_files(folder: Path) -> list[Path]:
@@ -402,7 +362,26 @@ def _load_pack_dir(folder: Path) -> list[Rule]:
     files = rule_files(folder)
     if not files:
         raise _fail(folder, "rules", "a pack needs at least one rule file")
-    return [_rule(f, name, 0, _expand(_read_toml(f), lists, f)) for f in files]
+    rules = []
+    for file in files:
+        rule = _rule(file, name, 0, _expand(_read_toml(file), lists, file))
+        code = file.with_suffix(".py")
+        rules.append(_needs_code(file, replace(rule, module=str(code) if code.is_file() else None)))
+    return rules
+
+
+def _needs_code(path: Path, rule: Rule) -> Rule:
+    """A `when` predicate or a kind "code" table needs the rule's code module."""
+    if rule.module is None:
+        for pattern in rule.patterns:
+            if pattern.when is not None or pattern.kind == "code":
+                raise _fail(
+                    path,
+                    f"rule {rule.code}",
+                    "`when` and kind code need a code module beside the rule file "
+                    "(built-in packs only: a user's pack is data)",
+                )
+    return rule
 
 
 def pack_sources(folder: Path) -> list[Path]:

@@ -1,12 +1,49 @@
-"""The names of the edits a rule can ask for, and the fields each takes in a pack.
+"""The closed vocabulary of data rules: the kinds of match, the positions and argument shapes a
+pattern may ask for, and the edits a `[[match]]` table may name with `action`.
 
-Kept apart from the implementations so that loading packs never imports libcst.
+Every entry here is used by more than one rule; logic that one rule needs goes in that rule's
+code module (see neuron_migrate/engine/coderule.py), not here. Kept apart from the engine so
+that loading packs never imports libcst.
 """
 
+# what a `[[match]]` table matches (`kind = ...`)
+MATCH_KINDS: dict[str, str] = {
+    "call": "a call of a qualified name (`names`), resolved through the file's imports",
+    "reference": "any use of a qualified name: a name, an attribute chain or a call",
+    "import": "an import statement of a module (`names`); `unused` narrows to unused imports",
+    "unused-import": "a legacy import whose names nothing uses; the fix cleans imports",
+    "method": "a method call by name on any object (`.double()`, `.to_sparse()`)",
+    "keyword": "a keyword argument passed to a call (`keywords`, optional `names`, `values`)",
+    "env-write": "an environment variable set in code (`os.environ[...] = `, `setdefault`, ...)",
+    "device-string": "a string literal naming one of the devices in `names`, used as a device",
+    "code": "reported by the rule's code module (`case` names the table it reports with)",
+}
+# kinds read by the project-file checker, not in Python code
+PROJECT_KINDS = frozenset({"requirement", "python-requires", "launcher", "instance-type"})
+ALL_KINDS = frozenset(MATCH_KINDS) | PROJECT_KINDS
+
+# where the matched expression sits (`where = ...`)
+WHERE: dict[str, str] = {
+    "any": "anywhere (the default)",
+    "statement": "alone as an expression statement (`xm.mark_step()`)",
+    "value": "used as a value (not a statement, with-item or decorator)",
+    "with-item": "an item of a `with` statement",
+    "decorator": "a decorator",
+}
+# how many arguments the call passes (`args = ...`)
+ARGS: dict[str, str] = {
+    "any": "any (the default)",
+    "none": "no argument",
+    "some": "at least one argument",
+    "one": "exactly one argument",
+}
+
+# the edits a `[[match]]` table may name (`action = ...`), with the fields each takes
 ACTION_PARAMS: dict[str, frozenset[str]] = {
     # drop the statement; an emptied block gets `pass`
     "remove-statement": frozenset(),
-    # replace the matched expression by a template, e.g. "torch.device({device}, {args})"
+    # replace the matched expression by a template, e.g. "torch.device({device}, {args})";
+    # for a keyword argument (kind keyword), its value (`dynamic=True` -> `dynamic=False`)
     "replace-expression": frozenset({"template", "imports"}),
     # replace the matched statement by template statements; an empty template removes it
     "replace-statement": frozenset({"template", "imports"}),
@@ -24,23 +61,36 @@ ACTION_PARAMS: dict[str, frozenset[str]] = {
             "wrap",
         }
     ),
-    # a keyword argument's value becomes the template (`dynamic=True` -> `dynamic=False`)
-    "set-value": frozenset({"template", "imports"}),
-    # drop the matched keyword argument from its call
-    "remove-argument": frozenset(),
-    # `for b in loader:` gets the plain loader and `b = b.to(device)` at the top of its body
-    "unwrap-device-loader": frozenset({"imports"}),
     # `with x():` around a body: keep the body, dedented (or drop the one item)
     "unwrap-with": frozenset(),
-    # swap the device part of a device string ("xla:0" -> "neuron:0")
+    # swap the device part of a device string ("<old>:0" -> "<target>:0")
     "replace-device-string": frozenset(),
-    # add statements after the matched statement, e.g. "{target} = torch.compile({target})"
-    "insert-after": frozenset({"template", "imports"}),
     # remove the unused names of an import statement (the whole statement when all are unused)
     "remove-import": frozenset(),
 }
 
-# actions that replace a whole statement rather than an expression inside it
+# edits that replace a whole statement rather than an expression inside it (code rules may also
+# build `insert-after` and `prepend-to-body` edits, see engine/coderule.py)
 STATEMENT_ACTIONS = frozenset(
     {"remove-statement", "replace-statement", "unwrap-with", "insert-after", "remove-import"}
 )
+
+# the fields of a `[[match]]` table
+PATTERN_FIELDS: dict[str, str] = {
+    "kind": "what is matched (MATCH_KINDS)",
+    "names": "qualified names (`*` one segment part, `**.` any modules, `.*` anything below)",
+    "where": "where the expression sits (WHERE)",
+    "args": "how many arguments the call passes (ARGS)",
+    "when": "a predicate function of the rule's own code module that must return true",
+    "case": "kind code: the label the rule's code module reports this table with",
+    "action": "the edit that fixes it (ACTION_PARAMS); none: a manual finding",
+    "safety": "safe or unsafe: what --fix needs to apply the action",
+    "message": "this table's message (else the rule's); placeholders as in templates",
+    "triggers": "byte regexes for the prefilter, when the names do not give good ones",
+    "keywords": "the call passes at least one of these keywords",
+    "no-keywords": "the call passes none of these keywords",
+    "keyword-values": "the call passes these keywords with exactly this code",
+    "values": "kind keyword: the keyword's value is one of these (code)",
+    "unused": "kind import: the names the import binds are used nowhere else",
+}
+PATTERN_KEYS = frozenset(PATTERN_FIELDS) | {k for ps in ACTION_PARAMS.values() for k in ps}

@@ -1,0 +1,13 @@
+"""NM806 float64: a float64 dtype that is compared is a question, not a choice, so it is not
+rewritten."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from neuron_migrate.engine.coderule import Context
+
+
+def not_compared(node: cst.CSTNode, ctx: Context) -> bool:
+    """The expression is not a side of a comparison (`x.dtype == torch.float64`)."""
+    return not ctx.compared(node)
