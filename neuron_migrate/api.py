@@ -13,6 +13,7 @@ from neuron_migrate.model import FileResult, Finding
 from neuron_migrate.packs.loader import Rule, load_rules
 from neuron_migrate.workspace import filekinds
 from neuron_migrate.workspace.cache import Cache
+from neuron_migrate.workspace.companions import write_companions
 from neuron_migrate.workspace.discovery import discover, resolve
 
 # below this many files a process pool costs more than it saves
@@ -22,6 +23,8 @@ POOL_THRESHOLD = 64
 @dataclass
 class RunResult:
     files: list[FileResult] = field(default_factory=list)
+    # companion modules written beside the fixed files (workspace/companions.py)
+    created: list[Path] = field(default_factory=list)
 
     @property
     def findings(self) -> list[Finding]:
@@ -119,6 +122,8 @@ def run(
             if progress is not None:
                 progress.advance()
     result.files.sort(key=lambda r: r.path)
+    if options.fix:
+        result.created = write_companions(result.files)
     return result
 
 

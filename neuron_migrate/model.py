@@ -67,3 +67,6 @@ class FileResult:
     applied: int = 0
     written: bool = False
     error: str | None = None
+    # modules the applied fixes import from the user's project: module name -> its source, written
+    # once beside the fixed files when missing (see workspace/companions.py)
+    companions: dict[str, str] = field(default_factory=dict)
