@@ -72,6 +72,13 @@ def destroy() -> None:
     _MESH = None
 
 
+def with_init(module: torch.nn.Module, init_method: Any) -> torch.nn.Module:
+    """Apply an NxD ``init_method`` to the full weight before it is sharded, as NxD did on CPU."""
+    with torch.no_grad():
+        init_method(module.weight)
+    return module
+
+
 def divide(numerator: int, denominator: int) -> int:
     """Integer division that insists on divisibility, as NxD's utils.divide did."""
     if numerator % denominator:
