@@ -9,6 +9,8 @@ from pathlib import Path
 
 import libcst as cst
 
+from neuron_migrate.engine.coderule import matches_name
+
 
 def _support():
     name = "neuron_migrate_rules.xla.nxd_support"
@@ -27,8 +29,39 @@ support = _support()
 CLIP = ("parameters", "max_norm", "norm_type")
 
 
+REDUCE_GRADIENTS = "torch_xla.core.xla_model.reduce_gradients"
+# NxD's data-parallel groups as XLA replica groups
+DP_GROUPS = support.nxd(
+    "parallel_state.get_data_parallel_replica_groups", "parallel_state.get_data_parallel_group"
+)
+
+
 class TrainingHelpers(support.NxdRule):
     NAMES = support.HELPERS
+
+    def visit_Call(self, node: cst.Call) -> None:
+        super().visit_Call(node)
+        if self.ctx.qname(node.func) == REDUCE_GRADIENTS:
+            self._reduce_gradients(node)
+
+    def _reduce_gradients(self, node: cst.Call) -> None:
+        """`xm.reduce_gradients(opt, groups=<NxD's data-parallel groups>)`: the gradient average
+        over "dp" (with other groups it is NM309's)."""
+        call = support.Call(node, self.ctx.code, ("optimizer", "groups", "pin_layout"))
+        groups = call.nodes.get("groups")
+        if (
+            call.problem
+            or not isinstance(groups, cst.Call)
+            or set(call.args) - {"optimizer", "groups"}
+        ):
+            return
+        if not matches_name(self.ctx.qname(groups.func) or "", DP_GROUPS):
+            return
+        if groups.args and self.ctx.code(groups.args[0].value) not in ("True", "as_list=True"):
+            return
+        self.skip.add(id(groups.func))
+        code = f"{support.MESH}.reduce_gradients({call.args['optimizer']})"
+        self.report(node, case="fix", edits=[self.fix(node, code, [support.MESH_IMPORT])])
 
     def rewrite(self, node: cst.Call, qname: str):
         short = qname.rsplit(".", 1)[1]
