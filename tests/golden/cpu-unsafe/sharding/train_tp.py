@@ -4,29 +4,29 @@ Nothing here has an automatic fix: neuron-migrate reports each line with the nat
 replacement (DTensor / DeviceMesh / FSDP2).
 """
 
+import parallel_mesh
 import torch
+from torch.distributed.tensor.parallel import parallelize_module, ColwiseParallel, RowwiseParallel
 import torch.nn as nn
 
 import torch_xla.distributed.spmd as xs
 import torch_xla.runtime as xr
-from neuronx_distributed.parallel_layers import parallel_state
-from neuronx_distributed.parallel_layers.layers import ColumnParallelLinear, RowParallelLinear
 from torch_xla.distributed.fsdp import XlaFullyShardedDataParallel as FSDP
 
 
 class ParallelMLP(nn.Module):
     def __init__(self, hidden: int, ffn: int):
         super().__init__()
-        self.up = ColumnParallelLinear(hidden, ffn, gather_output=False)
-        self.down = RowParallelLinear(ffn, hidden, input_is_parallel=True)
+        self.up = parallelize_module(torch.nn.Linear(hidden, ffn), parallel_mesh.tp_mesh(), ColwiseParallel())
+        self.down = parallelize_module(torch.nn.Linear(ffn, hidden), parallel_mesh.tp_mesh(), RowwiseParallel())
 
     def forward(self, x):
         return self.down(torch.relu(self.up(x)))
 
 
 def build(tp_size: int, use_fsdp: bool, use_spmd: bool):
-    parallel_state.initialize_model_parallel(tensor_model_parallel_size=tp_size)
-    tp_rank = parallel_state.get_tensor_model_parallel_rank()
+    parallel_mesh.init_mesh("cpu", tensor_parallel_size=tp_size)
+    tp_rank = parallel_mesh.tp_mesh().get_local_rank()
     model = ParallelMLP(1024, 4096)
     if use_fsdp:
         model = FSDP(model, compute_dtype=torch.bfloat16)
