@@ -136,6 +136,16 @@ def _layouts(**layouts: str | None) -> str:
     return ", ".join(f"{k}={v}" for k, v in layouts.items() if v is not None)
 
 
+def _when(sp, layout: str) -> str | None:
+    """The sequence-parallel layout: always (True), never (False), or chosen at run time (a
+    DTensor style's layout None is its default, Replicate())."""
+    if sp is True:
+        return layout
+    if sp is False:
+        return None
+    return f"{layout} if {sp} else None"
+
+
 class ParallelLayers(support.NxdRule):
     NAMES = support.LAYERS
 
@@ -160,9 +170,10 @@ class ParallelLayers(support.NxdRule):
         reason = _neutral(call)
         if reason:
             return reason
+        # True, False, or the expression that decides at run time
         sequence_parallel = call.flag("sequence_parallel_enabled", False)
         if sequence_parallel is None:
-            return "`sequence_parallel_enabled` is not a literal True/False"
+            sequence_parallel = call.args["sequence_parallel_enabled"]
         seq = call.args.get("sequence_dimension", "0")
         code = getattr(self, short)(call, sequence_parallel, f"Shard({seq})")
         if code is None or code.startswith("!"):
@@ -179,11 +190,11 @@ class ParallelLayers(support.NxdRule):
         gather = call.flag("gather_output", True)
         if gather is None:
             return "!`gather_output` is not a literal True/False"
-        if gather and sp:
+        if gather and sp is not False:
             return "!NxD refuses gather_output=True with sequence parallelism"
         layer = self._init(_ctor("torch.nn.Linear", call, LINEAR), call)
         style = _layouts(
-            input_layouts=shard if sp else None, output_layouts="Replicate()" if gather else None
+            input_layouts=_when(sp, shard), output_layouts="Replicate()" if gather else None
         )
         return f"parallelize_module({layer}, {TP}, ColwiseParallel({style}))"
 
@@ -191,12 +202,12 @@ class ParallelLayers(support.NxdRule):
         parallel_input = call.flag("input_is_parallel", False)
         if parallel_input is None:
             return "!`input_is_parallel` is not a literal True/False"
-        if sp and not parallel_input:
+        if sp is not False and not parallel_input:
             return "!NxD refuses sequence parallelism without input_is_parallel=True"
         layer = self._init(_ctor("torch.nn.Linear", call, LINEAR), call)
         style = _layouts(
             input_layouts=None if parallel_input else "Replicate()",
-            output_layouts=shard if sp else None,
+            output_layouts=_when(sp, shard),
         )
         return f"parallelize_module({layer}, {TP}, RowwiseParallel({style}))"
 
@@ -218,7 +229,7 @@ class ParallelLayers(support.NxdRule):
                     "!sequence parallelism with shard_across_embedding=True needs a review by hand"
                 )
             return f"parallelize_module({layer}, {TP}, ColwiseParallel(output_layouts=Replicate()))"
-        style = _layouts(input_layouts="Replicate()", output_layouts=shard if sp else None)
+        style = _layouts(input_layouts="Replicate()", output_layouts=_when(sp, shard))
         return f"parallelize_module({layer}, {TP}, RowwiseParallel({style}))"
 
     def GQAQKVColumnParallelLinear(self, call, sp: bool, shard: str) -> str | None:
@@ -229,7 +240,7 @@ class ParallelLayers(support.NxdRule):
             _ctor(f"{support.MESH}.QKVLinear", call, ("input_size", "output_sizes", "bias")), call
         )
         style = _layouts(
-            input_layouts=shard if sp else None, output_layouts="Replicate()" if gather else None
+            input_layouts=_when(sp, shard), output_layouts="Replicate()" if gather else None
         )
         plan = ", ".join(f'"{p}": ColwiseParallel({style})' for p in "qkv")
         return f"parallelize_module({layer}, {TP}, {{{plan}}})"
@@ -242,7 +253,8 @@ class ParallelLayers(support.NxdRule):
             if n in call.args
         ]
         layer = f"torch.nn.LayerNorm({', '.join(args)})"
-        if not sp:
+        if sp is False:
             return layer
         dim = shard[len("Shard(") : -1]
-        return f"parallelize_module({layer}, {TP}, SequenceParallel(sequence_dim={dim}, use_local_output=True))"
+        sharded = f"parallelize_module({layer}, {TP}, SequenceParallel(sequence_dim={dim}, use_local_output=True))"
+        return sharded if sp is True else f"({sharded} if {sp} else {layer})"

@@ -70,32 +70,34 @@ class Trainer(support.NxdRule):
                 f"{n}={call.args[n]}" for n in CONFIG if n in call.args and n not in NEUTRAL
             ]
             return self.fix(node, f"{M}.training_config({', '.join(args)})", [support.MESH_IMPORT])
-        positional = [a for a in node.args if a.keyword is None and not a.star]
-        if any(a.star for a in node.args):
-            return "it passes *args or **kwargs"
-        keywords = [a for a in node.args if a.keyword is not None]
+        # the leading arguments by position; *args / **kwargs after them go on to the model
+        # function or the optimizer class unchanged
+        lead = []
+        for arg in node.args:
+            if arg.keyword is not None or arg.star:
+                break
+            lead.append(code(arg.value))
+        rest = [
+            f"{a.star}{code(a.value)}"
+            if a.keyword is None
+            else f"{a.keyword.value}={code(a.value)}"
+            for a in node.args[len(lead) :]
+            if not (a.keyword is not None and a.keyword.value == "include_buffers")
+        ]
         if short == "initialize_parallel_model":
-            if len(positional) < 2:
+            if len(lead) < 2:
                 return "the configuration and the model function are not both given by position"
-            extra = [code(a.value) for a in positional[3:]]
-            extra += [
-                f"{a.keyword.value}={code(a.value)}"
-                for a in keywords
-                if a.keyword.value != "include_buffers"
-            ]
-            model = f"{code(positional[1].value)}({', '.join(extra)})"
+            extra = lead[3:] + rest
+            model = f"{lead[1]}({', '.join(extra)})"
             return self.fix(
                 node,
                 f"fully_shard({model}, mesh={M}.dp_mesh())",
                 [support.MESH_IMPORT, "from torch.distributed.fsdp import fully_shard"],
             )
-        if len(positional) < 3:
+        if len(lead) < 3:
             return "the configuration, the optimizer class and the parameters are not all given by position"
-        config, cls, params = (code(a.value) for a in positional[:3])
-        rest = [code(a.value) for a in positional[3:]] + [
-            f"{a.keyword.value}={code(a.value)}" for a in keywords
-        ]
-        optimizer = f"{cls}({', '.join([params, *rest])})"
+        config, cls, params = lead[:3]
+        optimizer = f"{cls}({', '.join([params, *lead[3:], *rest])})"
         return self.fix(
             node, f"{M}.clip_grad_norm_before_step({optimizer}, {config})", [support.MESH_IMPORT]
         )
