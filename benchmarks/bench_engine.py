@@ -37,7 +37,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from neuron_migrate.api import POOL_THRESHOLD, enabled_rules, run
-from neuron_migrate.checkers.python import Options
+from neuron_migrate.checkers.base import Options
 from neuron_migrate.config.settings import Settings
 from neuron_migrate.engine.ruleset import RuleSet
 
@@ -769,7 +769,8 @@ def phases(passing: list[Path], settings: Settings, repeat: int) -> dict:
     `repeat` per file, summed over the files needing parse. Reaches into engine internals."""
     import libcst as cst
 
-    from neuron_migrate.checkers.python import Job, _replacement, analyze
+    from neuron_migrate.checkers.base import Job
+    from neuron_migrate.checkers.python import _replacement, analyze
     from neuron_migrate.engine.matcher import Matcher
     from neuron_migrate.engine.positions import node_spans
     from neuron_migrate.engine.scopes import collect_imports
@@ -814,7 +815,8 @@ def phases(passing: list[Path], settings: Settings, repeat: int) -> dict:
 
 def profile_one(path: Path, settings: Settings, top: int) -> str:
     """cProfile of one legacy file through `pipeline.analyze`, top entries by cumulative time."""
-    from neuron_migrate.checkers.python import Job, analyze
+    from neuron_migrate.checkers.base import Job
+    from neuron_migrate.checkers.python import analyze
 
     job = Job(enabled_rules(settings), settings, Options())
     ruleset = job.ruleset_for(path.name)

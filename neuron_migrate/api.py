@@ -7,7 +7,8 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from neuron_migrate.checkers.python import Job, Options, problem
+from neuron_migrate.checkers import kind_named
+from neuron_migrate.checkers.base import Job, Options, check_file, problem
 from neuron_migrate.config.settings import Settings, select_rules
 from neuron_migrate.model import FileResult, Finding
 from neuron_migrate.packs.loader import Rule, load_rules
@@ -68,8 +69,8 @@ def _init_worker(rules: tuple[Rule, ...], settings: Settings, options: Options, 
 def check_one(path: Path, display: str, relative: str, job: Job) -> FileResult:
     """Check one file with the checker of its kind (a file named explicitly with no known kind
     is read as Python, as ruff does)."""
-    kind = filekinds.kind_of(path) or "python"
-    return filekinds.checker(kind)(path, display, relative, job)
+    kind = kind_named(filekinds.kind_of(path) or "python")
+    return check_file(kind, path, display, relative, job)
 
 
 def _work(item: tuple[str, str, str]) -> FileResult:
@@ -130,7 +131,13 @@ def run(
 def run_source(text: str, filename: str, settings: Settings, options: Options) -> FileResult:
     """Check source text given directly (stdin, editors, tests)."""
     job = Job(enabled_rules(settings), settings, options)
-    kind = filekinds.kind_of(filename) or "python"
-    return filekinds.source_checker(kind)(
-        text, filename, job, _relative(Path(filename), settings.root)
-    )
+    return check_text(text, filename, job, _relative(Path(filename), settings.root))
+
+
+def check_text(text: str, filename: str, job: Job, relative: str | None = None) -> FileResult:
+    """Check text as the file `filename` (its name picks the kind), prefilter included."""
+    kind = kind_named(filekinds.kind_of(filename) or "python")
+    relative = relative if relative is not None else filename
+    if not kind.wants(text.encode("utf-8", "surrogatepass"), job, relative):
+        return FileResult(filename, original_source=text)
+    return kind.check_text(text, filename, job, relative)

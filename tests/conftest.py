@@ -5,11 +5,10 @@ from pathlib import Path
 
 import pytest
 
-from neuron_migrate.api import enabled_rules
-from neuron_migrate.checkers.python import Job, Options
+from neuron_migrate.api import check_text, enabled_rules
+from neuron_migrate.checkers.base import Job, Options
 from neuron_migrate.config.settings import Settings
 from neuron_migrate.packs.loader import load_rules
-from neuron_migrate.workspace import filekinds
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -29,8 +28,7 @@ def run_code(
     text = textwrap.dedent(code) if dedent else code
     settings = Settings(select=select, target_device=target, compile=compile, root=REPO)
     job = Job(enabled_rules(settings), settings, Options(fix=fix, unsafe_fixes=unsafe))
-    kind = filekinds.kind_of(filename) or "python"
-    return filekinds.source_checker(kind)(text, filename, job)
+    return check_text(text, filename, job)
 
 
 def fixed(code: str, **kwargs) -> str:

@@ -8,11 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from neuron_migrate.api import enabled_rules
-from neuron_migrate.checkers.python import Job, Options
+from neuron_migrate.api import check_text, enabled_rules
+from neuron_migrate.checkers.base import Job, Options
 from neuron_migrate.config.settings import Settings
 from neuron_migrate.packs.loader import load_rules
-from neuron_migrate.workspace import filekinds
 from tests.conftest import REPO, codes, fixed, run_code
 from tests.test_cli import invoke
 
@@ -36,7 +35,10 @@ def _check(code: str, relative: str, **settings) -> list[str]:
     """Findings of the library API for one file at a path relative to the project root."""
     s = Settings(root=REPO, **settings)
     job = Job(enabled_rules(s), s, Options())
-    check = filekinds.source_checker("python")
+
+    def check(text, filename, job, relative):
+        return check_text(text, filename, job, relative)
+
     return [f.code for f in check(textwrap.dedent(code), relative, job, relative).findings]
 
 

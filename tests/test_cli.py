@@ -357,7 +357,7 @@ class _Terminal:
 
 def test_progress_bar_on_a_terminal_for_long_runs(tmp_path, monkeypatch):
     from neuron_migrate.api import run
-    from neuron_migrate.checkers.python import Options
+    from neuron_migrate.checkers.base import Options
     from neuron_migrate.cli import progress
     from neuron_migrate.config.settings import Settings
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from neuron_migrate.api import enabled_rules
-from neuron_migrate.checkers.python import Job, Options, analyze
+from neuron_migrate.checkers.base import Job, Options
+from neuron_migrate.checkers.python import analyze
 from neuron_migrate.config.settings import Settings
 from neuron_migrate.packs.loader import load_rules
 from tests.conftest import REPO

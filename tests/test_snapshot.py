@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from neuron_migrate.api import run
-from neuron_migrate.checkers.python import Options
+from neuron_migrate.checkers.base import Options
 from neuron_migrate.config.settings import Settings
 from neuron_migrate.packs.loader import load_rules
 from tests.conftest import run_code

@@ -14,7 +14,7 @@ import tokenize
 from collections import defaultdict
 from pathlib import Path
 
-from neuron_migrate.checkers.python import DecodeProblem, decode, write_atomic
+from neuron_migrate.checkers.textio import DecodeProblem, decode, write_atomic
 from neuron_migrate.engine.noqa import suppresses
 from neuron_migrate.model import Finding
 

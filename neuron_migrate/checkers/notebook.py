@@ -21,6 +21,7 @@ from dataclasses import dataclass, field, replace
 from json.decoder import scanstring
 from pathlib import Path
 
+from neuron_migrate.checkers.textio import Decoded, DecodeProblem
 from neuron_migrate.model import FileResult, Finding, Span
 
 MARKER = "#nm-cell:{}"
@@ -357,7 +358,8 @@ def _load(text: str) -> dict:
 def check_notebook_source(text: str, path: str, job, relative: str | None = None) -> FileResult:
     """Check (and with fix/diff options, fix) a notebook's JSON text. No file I/O; the fixed
     notebook's JSON text is `fixed_source`."""
-    from neuron_migrate.checkers.python import check_source, problem
+    from neuron_migrate.checkers.base import problem
+    from neuron_migrate.checkers.python import check_source
 
     result = FileResult(path=path, original_source=text)
     try:
@@ -388,26 +390,27 @@ def check_notebook_source(text: str, path: str, job, relative: str | None = None
     return result
 
 
-def check_notebook_path(path: Path, display: str, relative: str, job) -> FileResult:
-    """Read a notebook, check it, and with --fix write the changed cells back atomically."""
-    from neuron_migrate.checkers.python import guarded, problem, write_fixed
+class NotebookKind:
+    """Jupyter notebooks (.ipynb): JSON in UTF-8, code cells checked as one Python module."""
 
-    try:
-        data = path.read_bytes()
-    except IsADirectoryError:
-        return FileResult(display, findings=[problem(display, "is a folder, not a file")])
-    except OSError as exc:
-        return FileResult(
-            display, findings=[problem(display, f"cannot read: {exc.strerror or exc}")]
-        )
-    bom = data.startswith(b"\xef\xbb\xbf")
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        return FileResult(display, findings=[problem(display, f"cannot decode as utf-8: {exc}")])
-    result = guarded(display, lambda: check_notebook_source(text, display, job, relative))
-    prefix = b"\xef\xbb\xbf" if bom else b""
-    return write_fixed(path, result, job, data, lambda new: prefix + new.encode("utf-8"))
+    name = "notebook"
+
+    def wants(self, data: bytes, job, relative: str) -> bool:
+        return True  # the cells' joined source is prefiltered inside check_notebook_source
+
+    def decode(self, data: bytes) -> Decoded:
+        try:
+            text = data.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            raise DecodeProblem(f"cannot decode as utf-8: {exc}") from None
+        # "utf-8-sig" writes the BOM back only when the file had one
+        return Decoded(text, "utf-8-sig" if data.startswith(b"\xef\xbb\xbf") else "utf-8")
+
+    def check_text(self, text: str, path: str, job, relative: str) -> FileResult:
+        return check_notebook_source(text, path, job, relative)
+
+
+NOTEBOOK = NotebookKind()
 
 
 # ---- diffs and line look-ups ----------------------------------------------------------------

@@ -1,137 +1,31 @@
-"""One file, start to end: bytes -> prefilter -> parse once -> match -> findings (-> fix -> write)."""
+"""Python files: prefilter -> parse once -> match every rule in one traversal -> findings
+(-> fix rounds -> re-parse guard). Text in, results out: the shared shell (checkers/base.py)
+does the reading and writing."""
 
 from __future__ import annotations
 
 import ast
-import io
-import os
 import re
-import tempfile
-import tokenize
 import warnings
-from contextlib import suppress
-from dataclasses import dataclass, field
-from pathlib import Path
+from dataclasses import dataclass
 
-from neuron_migrate.config.settings import Settings, Target, ignored_codes_for
+from neuron_migrate.checkers.base import (
+    Job,
+    Options,
+    VerifyError,
+    covers,
+    problem,
+)
+from neuron_migrate.checkers.textio import Decoded, decode
+from neuron_migrate.config.settings import ignored_codes_for
 from neuron_migrate.engine.errors import RuleError
 from neuron_migrate.engine.ruleset import RuleSet
-from neuron_migrate.model import FileResult, Finding, Fix, Safety, Severity, Span
-from neuron_migrate.packs.loader import Rule
+from neuron_migrate.model import FileResult, Finding, Fix, Safety, Span
 
-PARSE_ERROR = ("NM000", "parse-error")
+__all__ = ["PYTHON", "analyze", "check_source", "fix_text"]
+
 UNUSED_IMPORT_KIND = "unused-import"
 MAX_FIX_ROUNDS = 4
-
-
-@dataclass(frozen=True)
-class Options:
-    fix: bool = False
-    unsafe_fixes: bool = False
-    diff: bool = False
-
-    @property
-    def rewrites(self) -> bool:
-        return self.fix or self.diff
-
-
-@dataclass
-class Job:
-    """What every file of a run shares; built once per process."""
-
-    rules: tuple[Rule, ...]
-    settings: Settings
-    options: Options
-    # check results of unchanged files (neuron_migrate.workspace.cache.Cache), None: read afresh
-    cache: object | None = None
-    _rulesets: dict[tuple[str, ...], RuleSet] = field(default_factory=dict, repr=False)
-
-    def __post_init__(self) -> None:
-        self.target: Target = self.settings.target
-
-    def ruleset_for(self, relative: str) -> RuleSet:
-        ignored = ignored_codes_for(self.settings, relative)
-        key = tuple(sorted(set(ignored)))
-        if key not in self._rulesets:
-            rules = self.rules
-            if key:
-                rules = tuple(r for r in rules if not any(_covers(sel, r) for sel in key))
-            self._rulesets[key] = RuleSet.build(rules, universe=self.universe)
-        return self._rulesets[key]
-
-    @property
-    def universe(self) -> tuple[Rule, ...]:
-        """Every rule of the loaded packs, enabled or not (a catch-all must not report what a
-        disabled rule owns)."""
-        from neuron_migrate.packs.loader import load_rules
-
-        return load_rules(self.settings.packs)
-
-
-def _covers(selector: str, rule: Rule) -> bool:
-    return selector == "ALL" or selector == rule.name or rule.code.startswith(selector)
-
-
-def problem(path: str, reason: str, span: Span | None = None) -> Finding:
-    return Finding(
-        path=path,
-        code=PARSE_ERROR[0],
-        name=PARSE_ERROR[1],
-        severity=Severity.ERROR,
-        message=reason,
-        span=span or Span(1, 1, 1, 1),
-    )
-
-
-# ---- reading and writing --------------------------------------------------------------------
-
-
-@dataclass
-class Decoded:
-    text: str
-    encoding: str
-
-
-class DecodeProblem(Exception):
-    pass
-
-
-def decode(data: bytes) -> Decoded:
-    if b"\x00" in data:
-        raise DecodeProblem("binary file (contains NUL bytes)")
-    try:
-        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
-    except SyntaxError as exc:
-        raise DecodeProblem(f"bad coding cookie: {exc}") from None
-    try:
-        return Decoded(data.decode(encoding), encoding)
-    except (UnicodeDecodeError, LookupError) as exc:
-        raise DecodeProblem(
-            f"cannot decode as {encoding}: {exc.reason if hasattr(exc, 'reason') else exc}"
-        ) from None
-
-
-def write_atomic(path: Path, data: bytes, expected: bytes) -> None:
-    """Write via a temporary file in the same folder and os.replace, keeping the file mode.
-    Refuses when the file changed on disk since it was read."""
-    stat = path.stat()
-    # the mode bits say what the owner meant, even for root (who may write anything)
-    if not stat.st_mode & 0o222 or not os.access(path, os.W_OK):
-        raise OSError("file is read-only; not fixed")
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".nm-tmp")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp, stat.st_mode & 0o7777)
-        if path.read_bytes() != expected:
-            raise OSError("file changed on disk while it was being fixed; not overwritten")
-        os.replace(tmp, path)
-    except BaseException:
-        with suppress(OSError):
-            os.unlink(tmp)
-        raise
 
 
 # ---- analysis -------------------------------------------------------------------------------
@@ -315,7 +209,7 @@ def legacy_import_names(job: Job, relative: str) -> tuple[tuple[str, ...], tuple
     names: list[str] = []
     codes: list[str] = []
     for rule in job.universe:
-        if any(_covers(sel, rule) for sel in ignored):
+        if any(covers(sel, rule) for sel in ignored):
             continue
         for pattern in rule.patterns:
             if pattern.kind == UNUSED_IMPORT_KIND:
@@ -422,10 +316,6 @@ def _check_source(
     return result
 
 
-class VerifyError(Exception):
-    pass
-
-
 def _verify(old: str, new: str) -> None:
     """The fixed code must parse (with this Python's own parser, when the original did)."""
     import libcst as cst
@@ -444,58 +334,19 @@ def _verify(old: str, new: str) -> None:
         raise VerifyError(f"fixed code does not parse: {exc.msg}") from None
 
 
-def guarded(display: str, check) -> FileResult:
-    """Run one file's checker; an unexpected failure becomes that file's error, never the run's."""
-    try:
-        return check()
-    except VerifyError as exc:
-        return FileResult(display, error=f"internal error: {exc}; the file was left alone")
-    except Exception as exc:  # noqa: BLE001 - one file's failure must not stop the run
-        return FileResult(
-            display,
-            error=f"internal error: {type(exc).__name__}: {exc} (please report it with this file)",
-        )
+class PythonKind:
+    """.py and .pyi files."""
+
+    name = "python"
+
+    def wants(self, data: bytes, job: Job, relative: str) -> bool:
+        return job.ruleset_for(relative).wants(data)
+
+    def decode(self, data: bytes) -> Decoded:
+        return decode(data)
+
+    def check_text(self, text: str, path: str, job: Job, relative: str) -> FileResult:
+        return check_source(text, path, job, relative, prefiltered=True)
 
 
-def write_fixed(path: Path, result: FileResult, job: Job, data: bytes, encode) -> FileResult:
-    """With --fix, write the fixed text (`encode` turns it into the file's bytes) atomically."""
-    if result.fixed_source is not None and job.options.fix:
-        try:
-            write_atomic(path, encode(result.fixed_source), data)
-            result.written = True
-        except (OSError, UnicodeEncodeError) as exc:
-            result.error = f"not fixed: {getattr(exc, 'strerror', None) or exc}"
-    return result
-
-
-def check_path(path: Path, display: str, relative: str, job: Job) -> FileResult:
-    """Read a file, check it, and with --fix write it back atomically."""
-    try:
-        data = path.read_bytes()
-    except IsADirectoryError:
-        return FileResult(display, findings=[problem(display, "is a folder, not a file")])
-    except OSError as exc:
-        return FileResult(
-            display, findings=[problem(display, f"cannot read: {exc.strerror or exc}")]
-        )
-    ruleset = job.ruleset_for(relative)
-    if not ruleset.wants(data):
-        return FileResult(display)
-    cache = job.cache if not job.options.rewrites else None
-    if cache is not None:
-        cached = cache.get(relative, data, display)
-        if cached is not None:
-            return FileResult(display, findings=cached)
-    try:
-        decoded = decode(data)
-    except DecodeProblem as exc:
-        return FileResult(display, findings=[problem(display, str(exc))])
-
-    def check() -> FileResult:
-        result = check_source(decoded.text, display, job, relative, prefiltered=True)
-        if cache is not None and result.error is None:
-            cache.put(relative, data, result.findings)
-        return result
-
-    result = guarded(display, check)
-    return write_fixed(path, result, job, data, lambda text: text.encode(decoded.encoding))
+PYTHON = PythonKind()

@@ -12,7 +12,7 @@ import click
 from neuron_migrate import __version__
 from neuron_migrate.adoption.baseline import BaselineError
 from neuron_migrate.adoption.since import GitError
-from neuron_migrate.checkers.python import Options
+from neuron_migrate.checkers.base import Options
 from neuron_migrate.config.settings import ConfigError, Settings, load_settings
 from neuron_migrate.packs.loader import PackError, load_rules
 from neuron_migrate.report import FORMATS, Context, is_machine, render
@@ -83,7 +83,10 @@ def main() -> None:
 @click.option("--statistics", is_flag=True, help="Print counts per rule instead of findings.")
 @click.option("--target-device", help="Device the fixes write: neuron (default), cpu, cuda, ...")
 @click.option(
-    "--compile/--no-compile", "compile_", default=None, help="Let NM205 insert torch.compile."
+    "--compile/--no-compile",
+    "compile_",
+    default=None,
+    help="Let the compile-model rule insert torch.compile after a model moves to the device.",
 )
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
 @click.option("--no-cache", is_flag=True, help="Read every file afresh.")
@@ -331,7 +334,8 @@ def _run_stdin(name: str, settings: Settings, options: Options, force_exclude: b
     """Check the code on stdin as the file `name`; None when --force-exclude excludes it
     (with --fix the input is then passed through unchanged)."""
     from neuron_migrate.api import RunResult, run_source
-    from neuron_migrate.checkers.python import DecodeProblem, decode, problem
+    from neuron_migrate.checkers.base import problem
+    from neuron_migrate.checkers.textio import DecodeProblem, decode
     from neuron_migrate.model import FileResult
     from neuron_migrate.workspace.discovery import is_excluded
 

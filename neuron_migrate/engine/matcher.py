@@ -329,16 +329,10 @@ class Matcher(cst.CSTVisitor):
         return hit
 
     def _passes(self, pattern: Pattern, node: cst.CSTNode, context: str) -> bool:
-        if pattern.where != "any":
-            if pattern.where == "value":
-                if context in ("statement", "with-item", "decorator"):
-                    return False
-            elif pattern.where != context:
-                return False
+        if pattern.where != "any" and pattern.where != context:
+            return False
         if isinstance(node, cst.Call):
             if pattern.args == "none" and node.args:
-                return False
-            if pattern.args == "some" and not node.args:
                 return False
             if pattern.args == "one" and len(node.args) != 1:
                 return False

@@ -36,7 +36,7 @@ RULE_KEYS = {
     "ok",
 }
 PACK_FILE = "pack.toml"  # a pack folder's name and shared lists
-CODE_RE = re.compile(r"^NM[0-9]{3}$")
+CODE_RE = re.compile(r"^NM[A-Z]?[0-9]{3}$")
 NAME_RE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 
 
@@ -250,7 +250,7 @@ def _rule(path: Path, pack: str, index: int, data: Any) -> Rule:
     if unknown:
         raise _fail(path, where, f"unknown field `{unknown[0]}`")
     if not CODE_RE.match(code):
-        raise _fail(path, where, "`code` must look like NM123")
+        raise _fail(path, where, "`code` must be NM, an optional capital letter, and three digits")
     name = _str(path, where, data, "name")
     if not NAME_RE.match(name):
         raise _fail(path, where, "`name` must be kebab-case")
@@ -414,6 +414,21 @@ def _load_all(extra: tuple[str, ...]) -> tuple[Rule, ...]:
                 seen[key] = path
             rules.append(rule)
     return tuple(sorted(rules, key=lambda r: r.code))
+
+
+@lru_cache(maxsize=1)
+def pack_aliases() -> dict[str, str]:
+    """The conventional short names of modules that the built-in packs' docs use (`[aliases]`
+    in a pack.toml: `"torch.distributed" = "dist"`)."""
+    aliases: dict[str, str] = {}
+    for folder in sorted(builtin_rules_dir().iterdir()):
+        header = folder / PACK_FILE
+        if header.is_file():
+            table = _read_toml(header).get("aliases", {})
+            if not isinstance(table, dict) or not all(isinstance(v, str) for v in table.values()):
+                raise _fail(header, "[aliases]", "must be a table of strings")
+            aliases.update(table)
+    return aliases
 
 
 def load_rules(extra_packs: tuple[str, ...] = ()) -> tuple[Rule, ...]:

@@ -26,15 +26,12 @@ ALL_KINDS = frozenset(MATCH_KINDS) | PROJECT_KINDS
 WHERE: dict[str, str] = {
     "any": "anywhere (the default)",
     "statement": "alone as an expression statement (`xm.mark_step()`)",
-    "value": "used as a value (not a statement, with-item or decorator)",
     "with-item": "an item of a `with` statement",
-    "decorator": "a decorator",
 }
 # how many arguments the call passes (`args = ...`)
 ARGS: dict[str, str] = {
     "any": "any (the default)",
     "none": "no argument",
-    "some": "at least one argument",
     "one": "exactly one argument",
 }
 

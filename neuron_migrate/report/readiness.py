@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from neuron_migrate.checkers.python import Options
+from neuron_migrate.checkers.base import Options
 from neuron_migrate.config.settings import Settings
 from neuron_migrate.model import FileResult, Finding, Safety, Severity
 from neuron_migrate.packs.loader import Rule, load_rules

@@ -229,7 +229,7 @@ def compute_fixes(files, settings) -> dict[str, tuple[str, str]]:
     """path -> (current text, text with every safe and unsafe fix applied), for the files with
     a fixable finding. Nothing is written."""
     from neuron_migrate.api import run_source
-    from neuron_migrate.checkers.python import Options
+    from neuron_migrate.checkers.base import Options
 
     options = Options(diff=True, unsafe_fixes=True)
     out: dict[str, tuple[str, str]] = {}

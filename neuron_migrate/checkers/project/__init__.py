@@ -13,8 +13,9 @@ check on the (fixed) result, so one file kind gives both sets of findings and on
 from __future__ import annotations
 
 import fnmatch
-from pathlib import Path, PurePath
+from pathlib import PurePath
 
+from neuron_migrate.checkers.textio import Decoded, decode
 from neuron_migrate.model import FileResult, Finding, Safety, Span
 
 PACK_CODES = ("NM901", "NM902", "NM903", "NM904", "NM905")
@@ -118,8 +119,8 @@ def _wanted(finding: Finding, options) -> bool:
 
 
 def _check_text(text: str, path: str, job, relative: str, fmt: str) -> FileResult:
+    from neuron_migrate.checkers.base import problem
     from neuron_migrate.checkers.project.core import Lines, ProjectParseError
-    from neuron_migrate.checkers.python import problem
 
     result = FileResult(path=path, original_source=text)
     rules = _enabled(job, relative)
@@ -174,26 +175,23 @@ def check_project_source(text: str, path: str, job, relative: str | None = None)
     )
 
 
-def check_project_path(path: Path, display: str, relative: str, job) -> FileResult:
-    """Read a project file, check it, and with --fix write it back atomically."""
-    from neuron_migrate.checkers.python import DecodeProblem, decode, guarded, problem, write_fixed
+class ProjectKind:
+    """Files beside the code: requirements, pyproject.toml, setup.cfg, setup.py, launchers,
+    Dockerfiles and configs; the format is picked by the file name."""
 
-    try:
-        data = path.read_bytes()
-    except IsADirectoryError:
-        return FileResult(display, findings=[problem(display, "is a folder, not a file")])
-    except OSError as exc:
-        return FileResult(
-            display, findings=[problem(display, f"cannot read: {exc.strerror or exc}")]
-        )
-    fmt = format_name(path) or "configs"
-    if fmt == "configs" and len(data) > MAX_CONFIG_BYTES:
-        return FileResult(display)
-    if fmt != "setuppy" and not _module(fmt).TRIGGER.search(data):
-        return FileResult(display)
-    try:
-        decoded = decode(data)
-    except DecodeProblem as exc:
-        return FileResult(display, findings=[problem(display, str(exc))])
-    result = guarded(display, lambda: check_project_source(decoded.text, display, job, relative))
-    return write_fixed(path, result, job, data, lambda text: text.encode(decoded.encoding))
+    name = "project"
+
+    def wants(self, data: bytes, job, relative: str) -> bool:
+        fmt = format_name(relative) or "configs"
+        if fmt == "configs" and len(data) > MAX_CONFIG_BYTES:
+            return False
+        return fmt == "setuppy" or bool(_module(fmt).TRIGGER.search(data))
+
+    def decode(self, data: bytes) -> Decoded:
+        return decode(data)
+
+    def check_text(self, text: str, path: str, job, relative: str) -> FileResult:
+        return check_project_source(text, path, job, relative)
+
+
+PROJECT = ProjectKind()
