@@ -118,3 +118,54 @@ def test_tensor_and_data_parallel_give_the_single_process_loss(
         for key, value in reference.items():
             if key.startswith("RESUMED"):
                 assert value == pytest.approx(reference[f"LOSS {key.split()[1]}"], rel=1e-6)
+
+
+RESHARD = """\
+import os, sys, torch, torch.distributed as dist
+from torch.distributed.tensor.parallel import ColwiseParallel, RowwiseParallel, parallelize_module
+import parallel_mesh
+
+dist.init_process_group("gloo")
+parallel_mesh.init_mesh("cpu", tensor_parallel_size=dist.get_world_size())
+torch.manual_seed(0 if sys.argv[2] == "save" else 1)
+tp = parallel_mesh.tp_mesh()
+model = torch.nn.Sequential(
+    parallelize_module(torch.nn.Linear(8, 16), tp, ColwiseParallel()),
+    parallelize_module(torch.nn.Linear(16, 4), tp, RowwiseParallel()),
+)
+optimizer = torch.optim.AdamW(model.parameters(), lr=0.1)
+model(torch.randn(3, 8)).sum().backward()
+optimizer.step()
+if sys.argv[2] == "save":
+    parallel_mesh.save_checkpoint(sys.argv[1], "t", model=model, optimizer=optimizer, user_content=7)
+else:
+    assert parallel_mesh.load_checkpoint(sys.argv[1], model=model, optimizer=optimizer) == 7
+full = {k: getattr(v, "full_tensor", lambda: v)() for k, v in model.state_dict().items()}
+if dist.get_rank() == 0:
+    torch.save(full, os.path.join(sys.argv[1], sys.argv[2] + ".pt"))
+dist.barrier()
+dist.destroy_process_group()
+"""
+
+
+@pytest.mark.slow
+def test_checkpoint_saved_at_tp2_loads_at_tp1(tmp_path: Path):
+    """The companion's DCP checkpoints reshard: written by two TP ranks, read by one."""
+    import torch
+
+    shutil.copy(REPO / "rules" / "xla" / "nxd" / "parallel_mesh.py", tmp_path)
+    (tmp_path / "reshard.py").write_text(RESHARD)
+    for processes, mode in ((2, "save"), (1, "load")):
+        run = subprocess.run(
+            [sys.executable, "-m", "torch.distributed.run", "--standalone"]
+            + [f"--nproc_per_node={processes}", "reshard.py", str(tmp_path / "ckpt"), mode],
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+            timeout=600,
+        )
+        assert run.returncode == 0, run.stderr[-4000:]
+    saved = torch.load(tmp_path / "ckpt" / "save.pt")
+    loaded = torch.load(tmp_path / "ckpt" / "load.pt")
+    assert saved.keys() == loaded.keys()
+    assert all(torch.equal(saved[k], loaded[k]) for k in saved)
