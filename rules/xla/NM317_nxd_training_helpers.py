@@ -9,8 +9,6 @@ from pathlib import Path
 
 import libcst as cst
 
-from neuron_migrate.engine.coderule import matches_name
-
 
 def _support():
     name = "neuron_migrate_rules.xla.nxd_support"
@@ -30,10 +28,15 @@ CLIP = ("parameters", "max_norm", "norm_type")
 
 
 REDUCE_GRADIENTS = "torch_xla.core.xla_model.reduce_gradients"
-# NxD's data-parallel groups as XLA replica groups
-DP_GROUPS = support.nxd(
-    "parallel_state.get_data_parallel_replica_groups", "parallel_state.get_data_parallel_group"
-)
+ALL_REDUCE = "torch_xla.core.xla_model.all_reduce"
+REDUCE_OPS = {f"torch_xla.core.xla_model.REDUCE_{op}": op.lower() for op in ("SUM", "MAX", "MIN")}
+# NxD's XLA replica groups of one mesh dimension
+GROUPS = {
+    "get_data_parallel_replica_groups": "dp",
+    "get_data_parallel_group": "dp",
+    "get_tensor_model_parallel_replica_groups": "tp",
+    "get_tensor_model_parallel_group": "tp",
+}
 
 
 class TrainingHelpers(support.NxdRule):
@@ -41,8 +44,41 @@ class TrainingHelpers(support.NxdRule):
 
     def visit_Call(self, node: cst.Call) -> None:
         super().visit_Call(node)
-        if self.ctx.qname(node.func) == REDUCE_GRADIENTS:
+        qname = self.ctx.qname(node.func)
+        if qname == REDUCE_GRADIENTS:
             self._reduce_gradients(node)
+        elif qname == ALL_REDUCE:
+            self._all_reduce(node)
+
+    def _group_dim(self, groups: cst.BaseExpression | None) -> str | None:
+        """ "dp" / "tp" when `groups` is a call of NxD's replica groups of that dimension."""
+        if not isinstance(groups, cst.Call):
+            return None
+        qname = self.ctx.qname(groups.func) or ""
+        short = qname.rsplit(".", 1)[-1]
+        if short not in GROUPS or not qname.startswith("neuronx_distributed."):
+            return None
+        if short.endswith("_group") and [self.ctx.code(a.value) for a in groups.args] != ["True"]:
+            return None  # without as_list=True it is a ProcessGroup, not replica groups
+        return GROUPS[short]
+
+    def _all_reduce(self, node: cst.Call) -> None:
+        """`xm.all_reduce(xm.REDUCE_SUM, t, groups=<NxD groups>)` returns a reduced copy of one
+        tensor: parallel_mesh.all_reduce(t, "dp")."""
+        call = support.Call(
+            node, self.ctx.code, ("reduce_type", "inputs", "scale", "groups", "pin_layout")
+        )
+        if call.problem or set(call.args) - {"reduce_type", "inputs", "groups", "pin_layout"}:
+            return
+        op = REDUCE_OPS.get(self.ctx.qname(call.nodes.get("reduce_type")) or "")
+        dim = self._group_dim(call.nodes.get("groups"))
+        tensor = call.nodes.get("inputs")
+        if op is None or dim is None or isinstance(tensor, (cst.List, cst.Tuple)):
+            return
+        self.skip.add(id(call.nodes["groups"].func))
+        op_arg = "" if op == "sum" else f', op="{op}"'
+        code = f'{support.MESH}.all_reduce({call.args["inputs"]}, "{dim}"{op_arg})'
+        self.report(node, case="fix", edits=[self.fix(node, code, [support.MESH_IMPORT])])
 
     def _reduce_gradients(self, node: cst.Call) -> None:
         """`xm.reduce_gradients(opt, groups=<NxD's data-parallel groups>)`: the gradient average
@@ -55,9 +91,7 @@ class TrainingHelpers(support.NxdRule):
             or set(call.args) - {"optimizer", "groups"}
         ):
             return
-        if not matches_name(self.ctx.qname(groups.func) or "", DP_GROUPS):
-            return
-        if groups.args and self.ctx.code(groups.args[0].value) not in ("True", "as_list=True"):
+        if self._group_dim(groups) != "dp":
             return
         self.skip.add(id(groups.func))
         code = f"{support.MESH}.reduce_gradients({call.args['optimizer']})"

@@ -272,6 +272,14 @@ class QKVLinear(torch.nn.Module):
         return self.q(x), self.k(x), self.v(x)
 
 
+def all_reduce(tensor: torch.Tensor, dim: str, op: str = "sum") -> torch.Tensor:
+    """A reduced copy of `tensor` over one mesh dimension ("dp" or "tp"), as
+    xm.all_reduce(xm.REDUCE_<op>, tensor, groups=<NxD's groups>) returned."""
+    out = tensor.clone()
+    dist.all_reduce(out, op=getattr(dist.ReduceOp, op.upper()), group=get_mesh().get_group(dim))
+    return out
+
+
 def reduce_gradients(optimizer: torch.optim.Optimizer) -> None:
     """Average every gradient over the "dp" dimension (xm.reduce_gradients on NxD's DP groups)."""
     group = get_mesh().get_group("dp")

@@ -47,8 +47,9 @@ def train_step(model, optimizer, x, y) -> torch.Tensor:
     optimizer.step()
     optimizer.zero_grad()
     xm.mark_step()
-    reported = loss.detach().clone()
-    dist.all_reduce(reported, group=parallel_state.get_data_parallel_group())
+    reported = xm.all_reduce(
+        xm.REDUCE_SUM, loss.detach(), groups=parallel_state.get_data_parallel_replica_groups()
+    )
     return reported / parallel_state.get_data_parallel_size()
 
 

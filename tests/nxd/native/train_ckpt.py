@@ -47,8 +47,7 @@ def train_step(model, optimizer, x, y) -> torch.Tensor:
     parallel_mesh.clip_grad_norm(model.parameters(), 1.0)
     optimizer.step()
     optimizer.zero_grad()
-    reported = loss.detach().clone()
-    dist.all_reduce(reported, group=parallel_mesh.dp_mesh().get_group())
+    reported = parallel_mesh.all_reduce(loss.detach(), "dp")
     return reported / parallel_mesh.dp_mesh().size()
 
 
