@@ -1,11 +1,15 @@
-"""The device mesh of this project's model parallelism (plain PyTorch).
+"""The device mesh of this project's model parallelism, and what NeuronX Distributed did around
+it, in plain PyTorch.
 
-Written by neuron-migrate when it moved NeuronX Distributed code to native PyTorch. NeuronX
-Distributed kept its process groups in ``parallel_state``; here they live in one DeviceMesh with the
-dimensions ("dp", "tp"), tensor parallel innermost (consecutive ranks), as NxD ordered them. Model
-code anywhere in the project reads the mesh with ``tp_mesh()`` / ``dp_mesh()``. The collectives at
-the end keep the forward and backward of NxD's ``mappings`` functions. Edit this file freely: the
-migration writes it only when it does not exist yet.
+Written by neuron-migrate when it moved NeuronX Distributed (NxD) code to native PyTorch (rules
+NM314-NM319; `neuron-migrate explain NM315`). NxD kept its process groups in ``parallel_state``;
+here they live in one DeviceMesh with the dimensions ("dp", "tp"), tensor parallel innermost
+(consecutive ranks), as NxD ordered them. Model code in any module reads it with ``tp_mesh()`` /
+``dp_mesh()``. Below the mesh: NxD's trainer defaults (``training_config``, gradient clipping
+before each step, across meshes), gradient and tensor all-reduces over one dimension, DCP
+checkpoints with NxD's signatures, NxD's ``mappings`` under their own names (the same collectives
+forward and backward), and ``QKVLinear`` for GQAQKVColumnParallelLinear. Edit this file freely:
+the migration writes it only when it does not exist yet.
 """
 
 from __future__ import annotations
