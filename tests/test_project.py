@@ -196,6 +196,7 @@ def test_fix_writes_the_file(tmp_path: Path):
     assert target.read_bytes() == b"torch-neuronx==2.14.*\r\n"
 
 
+@pytest.mark.slow
 def test_this_repository_has_no_project_findings():
     """The tool's own pyproject, rule packs and data files are not legacy projects."""
     settings = Settings(root=REPO, extend_exclude=("examples", "golden", "behaviour_snapshot.json"))
