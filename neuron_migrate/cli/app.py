@@ -621,3 +621,11 @@ def clean(config: Path | None) -> None:
         return
     removed = cache.clean(settings.root)
     click.echo(f"Removed {settings.root / cache.FOLDER}" if removed else "No cache to remove.")
+
+
+@main.command()
+def server() -> None:
+    """Run the language server (LSP over stdin/stdout) for editors."""
+    from neuron_migrate.server import serve
+
+    serve()

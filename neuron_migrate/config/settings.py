@@ -49,6 +49,8 @@ class Target:
         return {
             "device": f'"{self.device}"',
             "device_name": self.device,
+            # the device as a PJRT runtime names its kind ("NEURON", "CPU", "CUDA")
+            "device_kind": f'"{self.device.upper()}"',
             "backend": f'"{self.compile_backend}"',
             "process_group": f'"{self.process_group}"',
             "synchronize": self.synchronize,
