@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from neuron_migrate.api import run
-from neuron_migrate.checkers.python import Options
+from neuron_migrate.checkers.base import Options
 from neuron_migrate.config.settings import Settings
 
 LEGACY = """\
