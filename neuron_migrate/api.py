@@ -21,6 +21,7 @@ from neuron_migrate.packs.docs import ExampleRun
 from neuron_migrate.packs.loader import Example, Rule, load_rules
 from neuron_migrate.workspace import filekinds
 from neuron_migrate.workspace.cache import Cache
+from neuron_migrate.workspace.companions import write_companions
 from neuron_migrate.workspace.discovery import discover, resolve
 from neuron_migrate.workspace.pool import run_pool
 
@@ -31,6 +32,8 @@ POOL_THRESHOLD = 64
 @dataclass
 class RunResult:
     files: list[FileResult] = field(default_factory=list)
+    # companion modules written beside the fixed files (workspace/companions.py)
+    created: list[Path] = field(default_factory=list)
     # files found to check (a path with none gets a warning, not "All checks passed!")
     checked: int = 0
 
@@ -164,6 +167,8 @@ def run(
     for file in result.files:
         unreadable_as_warnings(file, settings, rules, relatives.get(file.path, file.path))
     result.files.sort(key=lambda r: r.path)
+    if options.fix:
+        result.created = write_companions(result.files)
     return result
 
 

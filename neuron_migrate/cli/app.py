@@ -311,6 +311,9 @@ def check(
             )
         elif machine and fix and not quiet:
             click.echo(f"Fixed {result.fixed} finding(s) ({len(findings)} remaining).", err=True)
+        if not quiet:
+            for path in result.created:
+                click.echo(f"Created {path} (a module the fixes import; review it).", err=True)
     if internal:
         sys.exit(EXIT_ERROR)
     sys.exit(EXIT_FINDINGS if findings and not exit_zero else EXIT_CLEAN)
