@@ -143,7 +143,7 @@ class Context:
         (`xm.mark_step` -> `torch_xla.core.xla_model.mark_step`), or None."""
         if not isinstance(node, (cst.Name, cst.Attribute)):
             return None
-        return self._engine.resolve(node)
+        return self._engine.resolve(node, use=False)
 
     def code(self, node: cst.CSTNode) -> str:
         """The node's source text as written."""

@@ -91,7 +91,8 @@ class Matcher(cst.CSTVisitor):
         self._scopes: list[Scope] = [self.table.module]
         self._statements: list[int] = []
         self._bound = self.table.bound_names | self._star_names()
-        self._resolved: dict[int, tuple[str, Binding] | None] = {}
+        self._resolved: dict[int, tuple[str, Binding | None] | None] = {}
+        self._used: set[int] = set()  # nodes whose resolution counted as a use
         self._consumed: set[int] = set()
         self._skip_names: set[int] = set()
         # id(expression) -> (context, owning statement node)
@@ -186,27 +187,33 @@ class Matcher(cst.CSTVisitor):
 
     # ---- names -------------------------------------------------------------------------------
 
-    def resolve(self, node: cst.BaseExpression) -> str | None:
-        """The qualified name of a Name / Attribute chain bound by an import, or None."""
+    def resolve(self, node: cst.BaseExpression, use: bool = True) -> str | None:
+        """The qualified name of a Name / Attribute chain bound by an import, or None. `use`:
+        the node reads the name (the engine's own walk); a code rule only asking what a node
+        names (`ctx.qname`, perhaps of an assignment target) does not make an import used."""
         key = id(node)
         if key in self._resolved:
             found = self._resolved[key]
-            return found[0] if found else None
-        parts = []
-        head = node
-        while isinstance(head, cst.Attribute):
-            parts.append(head.attr.value)
-            head = head.value
-        result = None
-        if isinstance(head, cst.Name) and head.value in self._bound:
-            binding = self._scopes[-1].lookup(head.value)
-            if binding is not None:
-                binding.uses += 1
-                result = (".".join([binding.qname, *reversed(parts)]), binding)
-            elif head.value in self._from_star:
-                result = (".".join([self._from_star[head.value], *reversed(parts)]), None)
-        self._resolved[key] = result
-        return result[0] if result else None
+        else:
+            parts = []
+            head = node
+            while isinstance(head, cst.Attribute):
+                parts.append(head.attr.value)
+                head = head.value
+            found = None
+            if isinstance(head, cst.Name) and head.value in self._bound:
+                binding = self._scopes[-1].lookup(head.value)
+                if binding is not None:
+                    found = (".".join([binding.qname, *reversed(parts)]), binding)
+                elif head.value in self._from_star:
+                    found = (".".join([self._from_star[head.value], *reversed(parts)]), None)
+            self._resolved[key] = found
+        if found is None:
+            return None
+        if use and found[1] is not None and key not in self._used:
+            self._used.add(key)
+            found[1].uses += 1
+        return found[0]
 
     def code(self, node: cst.CSTNode) -> str:
         return self.module.code_for_node(node)
