@@ -83,6 +83,7 @@ MATCH_TYPES: dict[str, dict[str, Any]] = {
     "keyword-values": TABLE,
     "values": TEXTS,
     "unused": {"type": "boolean"},
+    "reads": _choice(vocabulary.PROJECT_ITEMS, vocabulary.PATTERN_FIELDS["reads"]),
 }
 MATCH_FIELDS: dict[str, dict[str, Any]] = {
     key: {"description": doc, **MATCH_TYPES[key]} if key in MATCH_TYPES else {}
@@ -179,7 +180,7 @@ def _described(keys: set[str], fields: dict[str, dict[str, Any]], what: str) -> 
 
 def _action_conditions() -> list[dict[str, Any]]:
     """An action's fields go with that action only; an action needs a safety; kind code needs
-    a case, and only kind code has one."""
+    a case and a project kind needs `reads`, and only they have them."""
     params = sorted({key for keys in ACTION_PARAMS.values() for key in keys})
     out: list[dict[str, Any]] = [
         {
@@ -193,6 +194,14 @@ def _action_conditions() -> list[dict[str, Any]]:
             "if": {"properties": {"kind": {"const": "code"}}, "required": ["kind"]},
             "then": {"required": ["case"]},
             "else": {"properties": {"case": False}},
+        }
+    )
+    project = sorted(vocabulary.PROJECT_KINDS)
+    out.append(
+        {
+            "if": {"properties": {"kind": {"enum": project}}, "required": ["kind"]},
+            "then": {"required": ["reads"]},
+            "else": {"properties": {"reads": False}},
         }
     )
     for action, allowed in sorted(ACTION_PARAMS.items()):
