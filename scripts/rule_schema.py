@@ -73,7 +73,7 @@ MATCH_TYPES: dict[str, dict[str, Any]] = {
     "where": _choice(vocabulary.WHERE, vocabulary.PATTERN_FIELDS["where"]),
     "args": _choice(vocabulary.ARGS, vocabulary.PATTERN_FIELDS["args"]),
     "when": {"type": "string", "pattern": "^[A-Za-z_][A-Za-z0-9_]*$"},
-    "case": TEXT,
+    "case": {"type": "string", "pattern": loader.NAME_RE.pattern},
     "action": _enum(ACTION_PARAMS, vocabulary.PATTERN_FIELDS["action"]),
     "safety": {"type": "string", "enum": ["safe", "unsafe"]},
     "message": TEXT,
@@ -180,7 +180,7 @@ def _described(keys: set[str], fields: dict[str, dict[str, Any]], what: str) -> 
 
 def _action_conditions() -> list[dict[str, Any]]:
     """An action's fields go with that action only; an action needs a safety; kind code needs
-    a case and a project kind needs `reads`, and only they have them."""
+    a case (a project kind may have one) and a project kind needs `reads`."""
     params = sorted({key for keys in ACTION_PARAMS.values() for key in keys})
     out: list[dict[str, Any]] = [
         {
@@ -189,14 +189,19 @@ def _action_conditions() -> list[dict[str, Any]]:
             "else": {"properties": {key: False for key in params}},
         }
     ]
+    project = sorted(vocabulary.PROJECT_KINDS)
     out.append(
         {
             "if": {"properties": {"kind": {"const": "code"}}, "required": ["kind"]},
             "then": {"required": ["case"]},
+        }
+    )
+    out.append(
+        {
+            "if": {"properties": {"kind": {"enum": ["code", *project]}}, "required": ["kind"]},
             "else": {"properties": {"case": False}},
         }
     )
-    project = sorted(vocabulary.PROJECT_KINDS)
     out.append(
         {
             "if": {"properties": {"kind": {"enum": project}}, "required": ["kind"]},
