@@ -3,18 +3,19 @@
 from __future__ import annotations
 
 import os
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from neuron_migrate.checkers import kind_named
-from neuron_migrate.checkers.base import Job, Options, check_file, problem
-from neuron_migrate.config.settings import Settings, select_rules
+from neuron_migrate.checkers.base import PARSE_ERROR, Job, Options, check_file, problem
+from neuron_migrate.config.settings import Settings, covers, ignored_codes_for, select_rules
 from neuron_migrate.model import FileResult, Finding
-from neuron_migrate.packs.loader import Rule, load_rules
+from neuron_migrate.packs.docs import ExampleRun
+from neuron_migrate.packs.loader import Example, Rule, load_rules
 from neuron_migrate.workspace import filekinds
 from neuron_migrate.workspace.cache import Cache
 from neuron_migrate.workspace.discovery import discover, resolve
+from neuron_migrate.workspace.pool import run_pool
 
 # below this many files a process pool costs more than it saves
 POOL_THRESHOLD = 64
@@ -23,6 +24,8 @@ POOL_THRESHOLD = 64
 @dataclass
 class RunResult:
     files: list[FileResult] = field(default_factory=list)
+    # files found to check (a path with none gets a warning, not "All checks passed!")
+    checked: int = 0
 
     @property
     def findings(self) -> list[Finding]:
@@ -103,30 +106,64 @@ def run(
             continue
         items.append((str(found.path), display, _relative(found.path, settings.root)))
     jobs = jobs or os.cpu_count() or 1
+    result.checked = len(items)
     if progress is not None:
         progress.start(len(items))
     if jobs > 1 and len(items) >= POOL_THRESHOLD:
-        with ProcessPoolExecutor(
-            max_workers=jobs, initializer=_init_worker, initargs=(rules, settings, options, store)
-        ) as pool:
-            chunks = max(1, len(items) // (jobs * 8))
-            for file in pool.map(_work, items, chunksize=chunks):
-                result.files.append(file)
-                if progress is not None:
-                    progress.advance()
+        # one file at a time to each worker: the progress bar moves per file, and a worker
+        # that dies takes only its own file with it (workspace.pool)
+        files = run_pool(
+            items,
+            jobs,
+            _work,
+            _init_worker,
+            (rules, settings, options, store),
+            lambda item: check_one(Path(item[0]), item[1], item[2], job),
+        )
+        for file in files:
+            result.files.append(file)
+            if progress is not None:
+                progress.advance()
     else:
         for path, display, relative in items:
             result.files.append(check_one(Path(path), display, relative, job))
             if progress is not None:
                 progress.advance()
+    relatives = {display: relative for _path, display, relative in items}
+    for file in result.files:
+        unreadable_as_warnings(file, settings, rules, relatives.get(file.path, file.path))
     result.files.sort(key=lambda r: r.path)
     return result
 
 
+def unreadable_as_warnings(
+    file: FileResult, settings: Settings, rules: tuple[Rule, ...], relative: str
+) -> FileResult:
+    """NM000 (a file not checked) is a rule like any other for --select, --ignore and
+    per-file-ignores; when it is off, a file that could not be checked is still said, as a
+    warning line instead of a finding."""
+    code = PARSE_ERROR[0]
+    if not any(f.code == code for f in file.findings):
+        return file
+    ignored = ignored_codes_for(settings, relative)
+    if any(r.code == code for r in rules) and not any(
+        covers(selector, r) for selector in ignored for r in rules if r.code == code
+    ):
+        return file
+    for finding in file.findings:
+        if finding.code == code:
+            file.warnings.append(f"{finding.location}: not checked: {finding.message}")
+    file.findings = [f for f in file.findings if f.code != code]
+    return file
+
+
 def run_source(text: str, filename: str, settings: Settings, options: Options) -> FileResult:
     """Check source text given directly (stdin, editors, tests)."""
-    job = Job(enabled_rules(settings), settings, options)
-    return check_text(text, filename, job, _relative(Path(filename), settings.root))
+    rules = enabled_rules(settings)
+    job = Job(rules, settings, options)
+    relative = _relative(Path(filename), settings.root)
+    file = check_text(text, filename, job, relative)
+    return unreadable_as_warnings(file, settings, rules, relative)
 
 
 def check_text(text: str, filename: str, job: Job, relative: str | None = None) -> FileResult:
@@ -136,3 +173,69 @@ def check_text(text: str, filename: str, job: Job, relative: str | None = None) 
     if not kind.wants(text.encode("utf-8", "surrogatepass"), job, relative):
         return FileResult(filename, original_source=text)
     return kind.check_text(text, filename, job, relative)
+
+
+def _example_job(example: Example, packs: tuple[str, ...], jobs: dict, fix: bool) -> Job:
+    unsafe = bool(example.settings.get("unsafe-fixes", False))
+    key = (
+        str(example.settings.get("target-device", "neuron")),
+        bool(example.settings.get("compile", False)),
+        unsafe,
+        fix,
+    )
+    if key not in jobs:
+        settings = Settings(target_device=key[0], compile=key[1], packs=packs)
+        options = Options(fix=fix, unsafe_fixes=unsafe)
+        jobs[key] = Job(enabled_rules(settings), settings, options)
+    return jobs[key]
+
+
+def _check_example(example: Example, job: Job) -> FileResult:
+    return check_text(example.before, example.file, job, example.file)
+
+
+def _run_example(rule: Rule, example: Example, packs: tuple[str, ...], jobs: dict) -> ExampleRun:
+    job = _example_job(example, packs, jobs, fix=False)
+    result = _check_example(example, job)
+    own = tuple((f.span.line, f.message) for f in result.findings if f.code == rule.code)
+    fixed: list[str] = []
+    reported: list[str] = []
+    for finding in result.findings:
+        if finding.code == rule.code:
+            continue
+        label = f"{finding.code} ({finding.name})"
+        applies = finding.fix is not None and (
+            finding.fix.safety.value == "safe" or job.options.unsafe_fixes
+        )
+        target = fixed if applies else reported
+        if label not in target:
+            target.append(label)
+    reported = [label for label in reported if label not in fixed]
+    if fixed and example.after is not None and rule.fix_safety != "manual":
+        # the example's `after` is this rule's fix: other rules change the code only when
+        # fixing with every rule writes something else
+        everything = _check_example(example, _example_job(example, packs, jobs, fix=True))
+        if (everything.fixed_source or example.before) == example.after:
+            fixed = []
+    return ExampleRun(own, tuple(fixed), tuple(reported))
+
+
+def example_runs(
+    rules: tuple[Rule, ...], packs: tuple[str, ...] = ()
+) -> dict[str, tuple[ExampleRun, ...]]:
+    """code -> what `check` prints for each of the rule's examples, every rule enabled and the
+    example's own settings (target device, compile, unsafe fixes); no project configuration is
+    read, so the pages are the same wherever they are generated."""
+    jobs: dict = {}
+    return {
+        rule.code: tuple(_run_example(rule, example, packs, jobs) for example in rule.examples)
+        for rule in rules
+    }
+
+
+def rule_page(rule: Rule, packs: tuple[str, ...] = ()) -> str:
+    """The `explain` page of one rule, with what `check` prints for each of its examples (for
+    the CLI, editors' hovers and any other caller: `packs.docs.explain` needs the runs)."""
+    from neuron_migrate.packs import docs
+
+    return docs.explain(rule, example_runs((rule,), packs)[rule.code])

@@ -67,3 +67,6 @@ class FileResult:
     applied: int = 0
     written: bool = False
     error: str | None = None
+    # things the user should know that are not findings (a cell left unchecked, a `# noqa`
+    # naming an unknown code); printed as `warning:` lines on stderr
+    warnings: list[str] = field(default_factory=list)

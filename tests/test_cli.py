@@ -132,7 +132,7 @@ def test_noqa(tmp_path):
         "d = xm.xla_device()  # noqa\n"
         "xm.mark_step()  # noqa: NM101\n"
     )
-    data = json.loads(invoke("check", "--format", "json", str(tmp_path)).output)
+    data = json.loads(invoke("check", "--format", "json", str(tmp_path)).stdout)
     assert [(d["code"], d["line"]) for d in data] == [("NM201", 4)]
 
 
@@ -238,7 +238,8 @@ def test_explain():
         "# NM202 step-context",
         "## Why",
         "## Example",
-        "Use instead",
+        "`neuron-migrate check` prints:",
+        "`neuron-migrate check --fix` writes:",
         "## Fix",
         "Source: https://",
     ):

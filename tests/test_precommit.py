@@ -108,7 +108,7 @@ def try_repo(
 def test_hooks_file_declares_both_hooks():
     text = (REPO / ".pre-commit-hooks.yaml").read_text()
     assert "- id: neuron-migrate\n" in text and "- id: neuron-migrate-fix\n" in text
-    assert text.count("types_or: [python, pyi, jupyter]") == 2
+    assert text.count("  files: '") == 2
     assert text.count("--force-exclude") == 2
 
 

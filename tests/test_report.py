@@ -44,19 +44,7 @@ def measured(all_rules):
         FileResult("c.py", []),
         FileResult("d.py", [finding("d.py", "NM205", severity=Severity.INFO)]),
     ]
-    after_fix = [
-        FileResult("a.py", [plain[0].findings[1], plain[0].findings[2]]),
-        FileResult("b.py"),
-        FileResult("c.py"),
-        FileResult("d.py", [plain[3].findings[0]]),
-    ]
-    after_unsafe = [
-        FileResult("a.py", [plain[0].findings[2]]),
-        FileResult("b.py"),
-        FileResult("c.py"),
-        FileResult("d.py", [plain[3].findings[0]]),
-    ]
-    return measure(plain, after_fix, after_unsafe, tuple(all_rules))
+    return measure(plain, tuple(all_rules))
 
 
 def test_measure(measured):
@@ -64,7 +52,8 @@ def test_measure(measured):
     assert (measured.resolved_by_fix, measured.resolved_by_unsafe) == (2, 3)
     assert measured.files_checked == 4
     assert (measured.files_free_after_fix, measured.files_free_after_unsafe) == (3, 3)
-    assert [b.location for b in measured.blockers] == ["a.py:9:1"]
+    assert [(b.code, [f.path for f in b.files]) for b in measured.blockers] == [("NM204", ["a.py"])]
+    assert measured.blockers[0].files[0].places == ["9:1"]
     rows = {r.name: r for r in measured.rules}
     assert (rows["NM101"].findings, rows["NM101"].safe) == (2, 2)
     assert (rows["NM201"].unsafe, rows["NM204"].manual) == (1, 1)
@@ -79,14 +68,15 @@ def test_markdown(measured):
     assert text.startswith("# TorchNeuron migration readiness\n")
     assert "| NM101 `rule-NM101` | xla | error | 2 | 2 | 0 | 0 |" in text
     assert "| `a.py` | 3 | 1 | 1 | 1 |" in text
-    assert "- `a.py:9:1` **NM204** `rule-NM204`" in text
-    assert "  - what to do: " in text
+    assert "### NM204 `rule-NM204`: 1 in 1 file" in text
+    assert "- `a.py`: 9:1" in text
+    assert "What to do: " in text
 
 
 def test_csv(measured):
     rows = list(csv.DictReader(io.StringIO(csv_format.render(measured))))
     sections = {r["section"] for r in rows}
-    assert sections == {"total", "pack", "rule", "file", "blocker"}
+    assert sections == {"total", "pack", "rule", "file", "blocker-rule", "blocker"}
     total = rows[0]
     assert (total["findings"], total["safe"], total["unsafe"], total["manual"]) == (
         "5",
@@ -95,7 +85,9 @@ def test_csv(measured):
         "2",
     )
     blocker = next(r for r in rows if r["section"] == "blocker")
-    assert blocker["location"] == "a.py:9:1" and blocker["instruction"]
+    assert blocker["location"] == "a.py:9:1" and not blocker["instruction"]
+    group = next(r for r in rows if r["section"] == "blocker-rule")
+    assert group["name"] == "NM204" and group["instruction"]
 
 
 class _Text(HTMLParser):

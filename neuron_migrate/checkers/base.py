@@ -7,6 +7,7 @@ A file kind is an object with the `FileKind` protocol; checkers/__init__.py list
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,6 +15,7 @@ from typing import Protocol
 
 from neuron_migrate.checkers.textio import Decoded, DecodeProblem, write_atomic
 from neuron_migrate.config.settings import Settings, Target, ignored_codes_for
+from neuron_migrate.config.settings import covers as settings_covers
 from neuron_migrate.engine.ruleset import RuleSet
 from neuron_migrate.model import FileResult, Finding, Severity, Span
 from neuron_migrate.packs.loader import Rule
@@ -66,8 +68,8 @@ class Job:
 
 
 def covers(selector: str, rule: Rule) -> bool:
-    """Does a selector (`ALL`, a code prefix or a rule name) cover the rule?"""
-    return selector == "ALL" or selector == rule.name or rule.code.startswith(selector)
+    """Does a selector (`ALL`, a code prefix or a rule name; any case) cover the rule?"""
+    return settings_covers(selector, rule)
 
 
 def problem(path: str, reason: str, span: Span | None = None) -> Finding:
@@ -115,16 +117,49 @@ def guarded(display: str, check: Callable[[], FileResult]) -> FileResult:
 
 
 def write_fixed(
-    path: Path, result: FileResult, job: Job, data: bytes, encode: Callable[[str], bytes]
+    path: Path,
+    result: FileResult,
+    job: Job,
+    data: bytes,
+    encode: Callable[[str], bytes],
+    recheck: Callable[[Job], FileResult] | None = None,
 ) -> FileResult:
-    """With --fix, write the fixed text (`encode` turns it into the file's bytes) atomically."""
+    """With --fix, write the fixed text (`encode` turns it into the file's bytes) atomically.
+    When the file cannot be written, nothing was fixed: the findings are those of the file as
+    it is (`recheck(job)` checks it again without fixing) and the run must not say otherwise."""
     if result.fixed_source is not None and job.options.fix:
         try:
-            write_atomic(path, encode(result.fixed_source), data)
+            write_atomic(_link_target(path, job), encode(result.fixed_source), data)
             result.written = True
         except (OSError, UnicodeEncodeError) as exc:
-            result.error = f"not fixed: {getattr(exc, 'strerror', None) or exc}"
+            error = f"not fixed: {getattr(exc, 'strerror', None) or exc}"
+            if recheck is not None:
+                unfixed = guarded(result.path, lambda: recheck(unfixing(job)))
+                result.findings = unfixed.findings
+                result.warnings = unfixed.warnings
+            result.applied = 0
+            result.fixed_source = None
+            result.error = error
     return result
+
+
+def _link_target(path: Path, job: Job) -> Path:
+    """The file a fix writes: a symbolic link stays a link and its target is fixed, when the
+    target is inside the project; a link out of the project is left alone."""
+    if not path.is_symlink():
+        return path
+    target = Path(os.path.realpath(path))
+    root = Path(os.path.realpath(job.settings.root))
+    if not target.is_relative_to(root):
+        raise OSError(f"a link to {target}, outside the project {root}; not followed")
+    return target
+
+
+def unfixing(job: Job) -> Job:
+    """The same job, checking only (for a file whose fixes could not be written)."""
+    from dataclasses import replace
+
+    return replace(job, options=Options(unsafe_fixes=job.options.unsafe_fixes), cache=None)
 
 
 def check_file(kind: FileKind, path: Path, display: str, relative: str, job: Job) -> FileResult:
@@ -151,9 +186,16 @@ def check_file(kind: FileKind, path: Path, display: str, relative: str, job: Job
 
     def check() -> FileResult:
         result = kind.check_text(decoded.text, display, job, relative)
-        if cache is not None and result.error is None:
+        if cache is not None and result.error is None and not result.warnings:
             cache.put(relative, data, result.findings)
         return result
 
     result = guarded(display, check)
-    return write_fixed(path, result, job, data, decoded.encode)
+    return write_fixed(
+        path,
+        result,
+        job,
+        data,
+        decoded.encode,
+        lambda plain: kind.check_text(decoded.text, display, plain, relative),
+    )

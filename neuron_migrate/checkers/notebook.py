@@ -3,9 +3,14 @@
 The code cells are joined into one Python text (so an import in cell 1 resolves a call in
 cell 5), each cell after a marker comment line; IPython magics (`%`, `!`, `?` lines at the
 start of a logical line) become placeholder comments that are put back after fixing, so they
-never break parsing. A `%%writefile x.py` cell is Python below its first line; any other `%%`
-cell magic (`%%bash`, `%%timeit`, ...) leaves the cell out. Findings point to `cell N, line M`
-(N counts every cell of the notebook from 1, as they appear, M the line in the cell).
+never break parsing. A line magic whose argument is a Python statement (`%time xm.mark_step()`)
+gives the engine that statement, with a marker comment that puts the magic back. A cell magic
+whose body is Python in IPython (`%%time`, `%%timeit`, `%%capture`, `%%prun`, `%%debug`,
+`%%python`, ... and `%%writefile x.py`) is Python below its first line; a `%%bash` / `%%sh` /
+`%%script bash` cell goes to the shell-launcher checker; any other cell is not checked and is
+named in a warning, and the Python names it may use keep their imports (a trailer of bare names
+after the last cell). Findings point to `cell N, line M` (N counts every cell of the notebook
+from 1, as they appear, M the line in the cell).
 
 Fixed cells are written back by replacing the raw JSON text of just those cells' `source`
 values, encoded in the notebook's own style (indent, line endings, ASCII escapes or not); the
@@ -30,6 +35,21 @@ _PLACEHOLDER = "#nm-magic:{}"
 _PLACEHOLDER_RE = re.compile(r"^[ \t]*(?:pass  )?#nm-magic:(\d+)$")
 _WS = re.compile(r"[ \t\n\r]*")
 _HELP = re.compile(r"^[ \t]*(?:\?{1,2}[\w.]*|[\w.]+\?{1,2})[ \t]*$")
+_LINE_MARK = "  #nm-line:{}"
+_LINE_MARK_RE = re.compile(r"^(?P<indent>[ \t]*)(?P<code>.*?)  #nm-line:(?P<n>\d+)$")
+_USES = "#nm-uses"
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# IPython cell magics whose body is Python run by the kernel (ruff's list, plus %%script python)
+PYTHON_CELL_MAGICS = frozenset(
+    {"capture", "debug", "prun", "pypy", "python", "python2", "python3", "time", "timeit"}
+)
+SHELL_CELL_MAGICS = frozenset({"bash", "sh"})
+# cell magics of another language that cannot name a Python variable
+OTHER_LANGUAGE_MAGICS = frozenset(
+    {"html", "javascript", "js", "latex", "markdown", "svg", "perl", "ruby", "file"}
+)
+# line magics whose argument is a Python statement, with their options that take a value
+PYTHON_LINE_MAGICS = {"time": "", "timeit": "nrp", "prun": "DTls", "debug": "b"}
 _ASSIGN_MAGIC = re.compile(r"^[ \t]*[\w.,\[\] \t]+=[ \t]*[!%]")
 _DECODER = json.JSONDecoder()
 
@@ -104,7 +124,11 @@ def source_spans(raw: str) -> list[tuple[int, int] | None]:
 
 
 def _source_text(source) -> str:
-    return "".join(source) if isinstance(source, list) else (source or "")
+    if source is None or isinstance(source, str):
+        return source or ""
+    if isinstance(source, list) and all(isinstance(line, str) for line in source):
+        return "".join(source)
+    raise NotebookError("not a notebook: a cell's `source` is not text")
 
 
 def _split(text: str) -> list[str]:
@@ -167,6 +191,17 @@ class Cell:
     lines: list[str]  # the Python lines given to the engine (magics replaced), each with \n
     magics: dict[int, str] = field(default_factory=dict)  # placeholder number -> original line
     trailing_newline: bool = True
+    # line-magic number -> the magic before its statement ("%timeit -n 10 ")
+    line_magics: dict[int, str] = field(default_factory=dict)
+    # magic lines left as placeholders: Python names they may use keep their imports
+    opaque: list[str] = field(default_factory=list)
+
+
+@dataclass
+class ShellCell:
+    index: int
+    first: str  # the `%%bash` line, with its line ending
+    body: str
 
 
 @dataclass
@@ -175,17 +210,77 @@ class Joined:
     cells: list[Cell]
     # line of the joined text (1-based) -> (cell index, line in cell); marker lines are absent
     where: dict[int, tuple[int, int]]
+    shell: list[ShellCell] = field(default_factory=list)
+    # cells not checked: (cell index, why), for the warning
+    unchecked: list[tuple[int, str]] = field(default_factory=list)
+    # the first line of the trailer of names used by unchecked code (0: no trailer)
+    uses_line: int = 0
+
+
+def _cell_magic(first: str) -> tuple[str, list[str]]:
+    """The name and arguments of a `%%name args` first line."""
+    parts = first.split()
+    return parts[0][2:], parts[1:]
+
+
+def _line_statement(line: str) -> tuple[str, str] | None:
+    """(magic, statement) of `%time stmt` / `%timeit -n 10 stmt` / ..., when the statement is
+    one line of Python; None otherwise."""
+    body = line.rstrip("\r\n")
+    stripped = body.lstrip(" \t")
+    found = re.match(r"%(\w+)", stripped)
+    if found is None or found.group(1) not in PYTHON_LINE_MAGICS or body.endswith("\\"):
+        return None
+    takes_value = PYTHON_LINE_MAGICS[found.group(1)]
+    rest = stripped[found.end() :]
+    if rest and not rest[0].isspace():
+        return None
+    while True:
+        option = re.match(r"\s+(-(\w)(\S*))", rest)
+        if option is None:
+            break
+        rest = rest[option.end() :]
+        if option.group(2) in takes_value and not option.group(3):
+            value = re.match(r"\s+\S+", rest)
+            rest = rest[value.end() :] if value else rest
+    statement = rest.strip(" \t")
+    if not statement:
+        return None
+    try:
+        import ast
+
+        ast.parse(statement)
+    except (SyntaxError, ValueError):
+        return None
+    return stripped[: len(stripped) - len(statement)], statement
+
+
+def _is_python_cell_magic(first: str) -> bool:
+    name, args = _cell_magic(first)
+    if name == "writefile":
+        return bool(args) and args[-1].endswith(".py")
+    if name == "script":
+        return bool(args) and re.sub(r"[0-9.]+$", "", args[0].rsplit("/", 1)[-1]) == "python"
+    return name in PYTHON_CELL_MAGICS
+
+
+def _is_shell_cell_magic(first: str) -> bool:
+    name, args = _cell_magic(first)
+    if name == "script":
+        return bool(args) and args[0].rsplit("/", 1)[-1] in SHELL_CELL_MAGICS
+    return name in SHELL_CELL_MAGICS
 
 
 def _python_cell(index: int, text: str, counter: list[int]) -> Cell | None:
     lines = _split(text)
     first = lines[0].strip() if lines else ""
     magics: dict[int, str] = {}
+    line_magics: dict[int, str] = {}
+    opaque: list[str] = []
     out: list[str] = []
     body = lines
     if first.startswith("%%"):
-        parts = first.split()
-        if parts[0] != "%%writefile" or not parts[-1].endswith(".py"):
+        if not _is_python_cell_magic(first):
             return None
         counter[0] += 1
         magics[counter[0]] = lines[0]
@@ -194,9 +289,18 @@ def _python_cell(index: int, text: str, counter: list[int]) -> Cell | None:
     starts = _logical_starts(body)
     in_magic = False
     for line, starts_here in zip(body, starts):
-        if (starts_here and _is_magic(line)) or in_magic:
+        statement = _line_statement(line) if starts_here and not in_magic else None
+        if statement is not None:
+            counter[0] += 1
+            magic, code = statement
+            line_magics[counter[0]] = magic
+            indent = line[: len(line) - len(line.lstrip(" \t"))]
+            out.append(f"{indent}{code}{_LINE_MARK.format(counter[0])}\n")
+        elif (starts_here and _is_magic(line)) or in_magic:
             counter[0] += 1
             magics[counter[0]] = line
+            if not _HELP.match(line.rstrip("\r\n")):
+                opaque.append(line)
             indent = line[: len(line) - len(line.lstrip(" \t"))]
             # an indented magic stands for a statement (it may be a block's only one); the
             # continuation lines of a magic are comments
@@ -205,7 +309,35 @@ def _python_cell(index: int, text: str, counter: list[int]) -> Cell | None:
             in_magic = line.rstrip("\r\n").endswith("\\")
         else:
             out.append(line if line.endswith("\n") else line + "\n")
-    return Cell(index, text, out, magics, trailing_newline=text.endswith("\n"))
+    return Cell(
+        index,
+        text,
+        out,
+        magics,
+        trailing_newline=text.endswith("\n"),
+        line_magics=line_magics,
+        opaque=opaque,
+    )
+
+
+def _names_used(opaque: str) -> set[str]:
+    """Python names a magic line may read: `{expr}` and `$name` in a shell line (`!cmd`),
+    any name after a `%magic`."""
+    stripped = opaque.lstrip(" \t")
+    if "!" in stripped.split("=", 1)[-1][:2] or stripped.startswith("!"):
+        inner = " ".join(re.findall(r"\{([^{}]*)\}", stripped))
+        inner += " " + " ".join(re.findall(r"\$([A-Za-z_]\w*)", stripped))
+        return set(_IDENTIFIER.findall(inner))
+    return set(_IDENTIFIER.findall(stripped.lstrip("%")))
+
+
+def _imported_names(text: str) -> set[str]:
+    """The names bound by import lines (roughly: every word of a line that imports)."""
+    names: set[str] = set()
+    for line in text.splitlines():
+        if re.match(r"[ \t]*(?:from[ \t]+\S+[ \t]+)?import[ \t(]", line):
+            names.update(_IDENTIFIER.findall(line.split("#", 1)[0]))
+    return names
 
 
 def _language(nb: dict) -> str:
@@ -217,14 +349,31 @@ def _language(nb: dict) -> str:
 
 def join(nb: dict) -> Joined:
     cells: list[Cell] = []
+    shell: list[ShellCell] = []
+    unchecked: list[tuple[int, str]] = []
+    used: set[str] = set()
     counter = [0]
     if _language(nb) == "python":
         for index, cell in enumerate(nb.get("cells") or [], start=1):
             if not isinstance(cell, dict) or cell.get("cell_type") != "code":
                 continue
-            made = _python_cell(index, _source_text(cell.get("source")), counter)
+            try:
+                source = _source_text(cell.get("source"))
+            except NotebookError:
+                raise NotebookError(f"cell {index}: `source` is not text") from None
+            made = _python_cell(index, source, counter)
             if made is not None:
                 cells.append(made)
+                for line in made.opaque:
+                    used |= _names_used(line)
+                continue
+            first, _, body = source.partition("\n")
+            if _is_shell_cell_magic(first.strip()):
+                shell.append(ShellCell(index, first + "\n", body))
+                continue
+            unchecked.append((index, first.strip().split()[0]))
+            if _cell_magic(first.strip())[0] not in OTHER_LANGUAGE_MAGICS:
+                used |= set(_IDENTIFIER.findall(body))
     parts: list[str] = []
     where: dict[int, tuple[int, int]] = {}
     line = 0
@@ -235,7 +384,14 @@ def join(nb: dict) -> Joined:
             parts.append(text)
             line += 1
             where[line] = (cell.index, number)
-    return Joined("".join(parts), cells, where)
+    joined = Joined("".join(parts), cells, where, shell, unchecked)
+    kept = sorted(used & _imported_names(joined.text))
+    if kept and cells:
+        # code the engine does not see may use these imports: bare names after the last cell
+        # keep them used (the trailer is dropped from findings and from the fixed cells)
+        joined.uses_line = line + 1
+        joined.text += _USES + "\n" + "".join(f"{name}\n" for name in kept)
+    return joined
 
 
 def split_back(joined: Joined, fixed: str) -> dict[int, str]:
@@ -244,6 +400,8 @@ def split_back(joined: Joined, fixed: str) -> dict[int, str]:
     order: list[int] = []
     current: list[str] | None = None
     for line in fixed.splitlines(keepends=True):
+        if line.rstrip("\r\n") == _USES:
+            break
         found = _MARKER_RE.match(line.rstrip("\r\n"))
         if found:
             order.append(int(found.group(1)))
@@ -260,7 +418,11 @@ def split_back(joined: Joined, fixed: str) -> dict[int, str]:
         lines = []
         for line in chunks[cell.index]:
             found = _PLACEHOLDER_RE.match(line.rstrip("\r\n"))
-            if found and int(found.group(1)) in cell.magics:
+            marked = _LINE_MARK_RE.match(line.rstrip("\r\n"))
+            if marked and int(marked.group("n")) in cell.line_magics:
+                magic = cell.line_magics[int(marked.group("n"))]
+                lines.append(marked.group("indent") + magic + marked.group("code") + "\n")
+            elif found and int(found.group(1)) in cell.magics:
                 original = cell.magics[int(found.group(1))]
                 lines.append(original if original.endswith("\n") else original + "\n")
             else:
@@ -360,34 +522,79 @@ def check_notebook_source(text: str, path: str, job, relative: str | None = None
     notebook's JSON text is `fixed_source`."""
     from neuron_migrate.checkers.base import problem
     from neuron_migrate.checkers.python import check_source
+    from neuron_migrate.engine.noqa import exempt, file_exemptions
 
     result = FileResult(path=path, original_source=text)
     try:
         nb = _load(text)
+        joined = join(nb)
     except NotebookError as exc:
         result.findings = [problem(path, str(exc))]
         return result
-    joined = join(nb)
-    if not joined.cells:
-        return result
-    inner = check_source(joined.text, path, job, relative)
-    result.findings = [_map(f, joined) for f in inner.findings]
-    result.error = inner.error
-    if inner.fixed_source is not None:
+    if _language(nb) != "python":
+        result.warnings.append(f"{path}: a {_language(nb)} notebook: not checked")
+    for index, magic in joined.unchecked:
+        result.warnings.append(f"{path}:cell {index}: a `{magic}` cell: not checked")
+    changed: dict[int, str] = {}
+    if joined.cells:
+        inner = check_source(joined.text, path, job, relative)
+        kept = [f for f in inner.findings if not joined.uses_line or f.span.line < joined.uses_line]
+        result.findings = [_map(f, joined) for f in kept]
+        result.warnings += [_map_warning(w, path, joined) for w in inner.warnings]
+        result.error = inner.error
+        if inner.fixed_source is not None:
+            try:
+                sources = split_back(joined, inner.fixed_source)
+                changed = {
+                    index: new
+                    for index, new in sources.items()
+                    if new != next(c.text for c in joined.cells if c.index == index)
+                }
+                result.applied = inner.applied if changed else 0
+            except (NotebookError, ValueError, KeyError, IndexError) as exc:
+                result.error = f"not fixed: {exc}"
+    exempted = file_exemptions(joined.text + "".join(c.body + "\n" for c in joined.shell))
+    for cell in joined.shell:
+        findings, fixed, applied = _check_shell_cell(cell, path, job, relative)
+        result.findings.extend(f for f in findings if not exempt(exempted, f.code))
+        if fixed is not None:
+            changed[cell.index] = fixed
+            result.applied += applied
+    result.findings.sort(key=Finding.sort_key)
+    if changed and (result.error is None or not result.error.startswith("not fixed")):
         try:
-            sources = split_back(joined, inner.fixed_source)
-            changed = {
-                index: new
-                for index, new in sources.items()
-                if new != next(c.text for c in joined.cells if c.index == index)
-            }
-            if changed:
-                result.fixed_source = rewrite(text, changed)
-                result.applied = inner.applied
+            result.fixed_source = rewrite(text, changed)
         except (NotebookError, ValueError, KeyError, IndexError) as exc:
             result.error = f"not fixed: {exc}"
-            result.fixed_source = None
+            result.applied = 0
     return result
+
+
+def _map_warning(warning: str, path: str, joined: Joined) -> str:
+    """`path:LINE: text` of the joined code as `path:cell N:LINE: text`."""
+    head, _, rest = warning[len(path) + 1 :].partition(": ")
+    if not head.isdigit() or int(head) not in joined.where:
+        return warning
+    cell, line = joined.where[int(head)]
+    return f"{path}:cell {cell}:{line}: {rest}"
+
+
+def _check_shell_cell(cell: ShellCell, path: str, job, relative: str | None):
+    """A `%%bash` cell through the shell-launcher checker: its findings (lines counted in the
+    cell), its fixed text or None, and the number of fixes."""
+    from neuron_migrate.checkers.project import check_format_text
+
+    inner = check_format_text(cell.body, path, job, relative or path, "shell")
+    findings = [
+        replace(
+            f,
+            cell=cell.index,
+            span=Span(f.span.line + 1, f.span.column, f.span.end_line + 1, f.span.end_column),
+        )
+        for f in inner.findings
+    ]
+    fixed = cell.first + inner.fixed_source if inner.fixed_source is not None else None
+    return findings, fixed, inner.applied
 
 
 class NotebookKind:

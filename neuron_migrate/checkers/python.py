@@ -7,7 +7,7 @@ from __future__ import annotations
 import ast
 import re
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from neuron_migrate.checkers.base import (
     Job,
@@ -38,6 +38,8 @@ class Analysis:
     findings: list[Finding]
     # hits that are not suppressed, with the finding each became
     live: list[tuple[object, Finding]]
+    # (line, text) of a noqa comment naming a code of ours that is unknown or suppresses nothing
+    notes: list[tuple[int, str]] = field(default_factory=list)
 
 
 def _line_text(lines: list[str], number: int) -> str:
@@ -75,13 +77,22 @@ def _replacement(module, hit) -> str | None:
 
 _BRACKETS = re.compile(r"[()\[\]{}]")
 _OPERATOR_CHAIN = re.compile(r"(?:[-+~]\s*){1000}|(?:\bnot\s+){1000}")
-# CPython itself refuses more than 200 nested brackets; LibCST's native parser crashes the
-# process (it does not raise) somewhere above a thousand levels of any nesting (brackets,
-# `a + a + ...`, `a.b.c...`, `f()()...`, `x if c else ...`), and takes minutes well before
-# that, so deeper code never reaches it. (LibCST's own visitors give up near 300 anyway.)
+# Measured with LibCST 1.9 on CPython 3.11 (tests/test_trust.py, "one file cannot take the run
+# down"): its native parser crashes the process (SIGSEGV, it does not raise) from about 1,200
+# levels of nested brackets, 3,500 nested lambdas, 5,800 chained attributes and 6,800 terms of
+# `a and b and ...`; LibCST's own visitors give up (RecursionError) from about 300-400 levels;
+# a 4,000-term chain takes seconds to parse. CPython refuses more than 200 nested brackets.
+# So code deeper than MAX_DEPTH levels, counted as LibCST nests them (`a and b and c` is two
+# levels, not one as in Python's tree), never reaches LibCST: it could not be checked anyway.
+# Code deeper than PROBE_DEPTH is parsed first in a process of its own, which may die.
 MAX_BRACKET_DEPTH = 200
-MAX_DEPTH = 1000
+MAX_DEPTH = 500
+PROBE_DEPTH = 100
 TOO_DEEP = "too deeply nested to parse"
+PARSER_LIMIT = (
+    "too deeply nested for LibCST, the parser neuron-migrate reads code with "
+    "(Python itself accepts it); not checked"
+)
 # a node on one line spanning fewer characters than this is not deep enough to matter
 _SHORT = 200
 
@@ -93,14 +104,19 @@ def _ast_parse(text: str) -> ast.AST:
         return ast.parse(text)
 
 
-def _tree_depth_problem(tree: ast.AST) -> str | None:
-    """Is the tree deeper than MAX_DEPTH? Subtrees too short to be deep are not entered, so
-    this costs a small part of the parse."""
+def _tree_depth(tree: ast.AST, limit: int) -> int:
+    """How deep the tree is as LibCST nests it, up to `limit`. Subtrees too short to be deep
+    are not entered, so this costs a small part of the parse."""
     stack = [(tree, 1)]
+    deepest = 1
     while stack:
         node, depth = stack.pop()
-        if depth > MAX_DEPTH:
-            return f"{TOO_DEEP} (more than {MAX_DEPTH} levels)"
+        if depth > deepest:
+            deepest = depth
+            if deepest > limit:
+                return deepest
+        # LibCST nests `a and b and c` as ((a and b) and c); Python keeps one flat node
+        step = len(node.values) if isinstance(node, ast.BoolOp) else 1
         for child in ast.iter_child_nodes(node):
             end = getattr(child, "end_col_offset", None)
             if (
@@ -109,8 +125,8 @@ def _tree_depth_problem(tree: ast.AST) -> str | None:
                 and end - child.col_offset < _SHORT
             ):
                 continue
-            stack.append((child, depth + 1))
-    return None
+            stack.append((child, depth + step))
+    return deepest
 
 
 def _text_nesting_problem(text: str) -> str | None:
@@ -131,46 +147,116 @@ def _text_nesting_problem(text: str) -> str | None:
     return None
 
 
-def nesting_problem(text: str) -> str | None:
-    """Why this text is too deeply nested to hand to the parser, or None. Python's own parser
-    (ten times faster than LibCST's) measures it when it takes the text."""
+@dataclass(frozen=True)
+class Nesting:
+    # why the text must not reach LibCST, or None
+    problem: str | None
+    # deep enough that the parse goes to a process of its own first
+    risky: bool = False
+
+
+def measure_nesting(text: str) -> Nesting:
+    """How deep the text nests, measured by Python's own parser (ten times faster than
+    LibCST's) when it takes the text, else by counting brackets."""
     try:
         tree = _ast_parse(text)
     except (RecursionError, MemoryError):
-        return TOO_DEEP
+        return Nesting(f"{TOO_DEEP} (Python's own parser gives up on it too)")
     except SyntaxError as exc:
         if "too many nested parentheses" in str(exc.msg):
-            return f"{TOO_DEEP} (more than {MAX_BRACKET_DEPTH} levels of brackets)"
+            return Nesting(f"{TOO_DEEP} (more than {MAX_BRACKET_DEPTH} levels of brackets)")
         if "too complex" in str(exc.msg):
-            return TOO_DEEP
-        return _text_nesting_problem(text)
+            return Nesting(TOO_DEEP)
+        problem = _text_nesting_problem(text)
+        return Nesting(problem, risky=problem is None and len(text) > 100_000)
     except ValueError:  # NUL bytes (decode() refuses them before this)
-        return _text_nesting_problem(text)
-    return _tree_depth_problem(tree)
+        return Nesting(_text_nesting_problem(text))
+    depth = _tree_depth(tree, MAX_DEPTH)
+    if depth > MAX_DEPTH:
+        return Nesting(f"{PARSER_LIMIT} (more than {MAX_DEPTH} levels)")
+    return Nesting(None, risky=depth > PROBE_DEPTH)
+
+
+def nesting_problem(text: str) -> str | None:
+    """Why this text is too deeply nested to hand to the parser, or None."""
+    return measure_nesting(text).problem
+
+
+_PROBE = "import sys, libcst; libcst.parse_module(sys.stdin.buffer.read().decode('utf-8'))"
+
+
+_probed: dict[int, str | None] = {}
+
+
+def parser_survives(text: str) -> str | None:
+    """Parse the text with LibCST in a process of its own: None when that process lived,
+    else how it died (the name of the signal). Each text once (the fix loop parses again)."""
+    key = hash(text)
+    if key not in _probed:
+        if len(_probed) > 64:
+            _probed.clear()
+        _probed[key] = _probe(text)
+    return _probed[key]
+
+
+def _probe(text: str) -> str | None:
+    import signal
+    import subprocess
+    import sys
+
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", _PROBE],
+            input=text.encode("utf-8", "surrogatepass"),
+            capture_output=True,
+            timeout=600,
+        )
+    except subprocess.TimeoutExpired:
+        return "it ran for more than ten minutes"
+    except OSError:
+        return None  # no process to spare: parse here, as without the probe
+    if done.returncode >= 0:
+        return None
+    try:
+        return signal.Signals(-done.returncode).name
+    except ValueError:
+        return f"signal {-done.returncode}"
 
 
 def analyze(text: str, path: str, job: Job, ruleset: RuleSet) -> Analysis:
     import libcst as cst
 
     from neuron_migrate.engine.matcher import Matcher
-    from neuron_migrate.engine.noqa import suppresses
+    from neuron_migrate.engine.noqa import exempt, file_exemptions, suppresses
     from neuron_migrate.engine.positions import node_spans
     from neuron_migrate.engine.scopes import collect_imports
 
-    too_deep = nesting_problem(text)
-    if too_deep is not None:
-        raise RecursionError(too_deep)
+    nesting = measure_nesting(text)
+    if nesting.problem is not None:
+        raise RecursionError(nesting.problem)
+    if nesting.risky:
+        died = parser_survives(text)
+        if died is not None:
+            raise RecursionError(
+                f"the parser crashed on this file ({died}): LibCST, the parser neuron-migrate "
+                "reads code with, cannot take it; not checked"
+            )
     module = cst.parse_module(text)
     table = collect_imports(module)
-    matcher = Matcher(module, table, ruleset, job.target, {"compile": job.settings.compile})
+    matcher = Matcher(module, table, ruleset, job.target, job.settings.flags())
     module.visit(matcher)
     hits = matcher.hits
     spans = node_spans(module, [h.node for h in hits])
     lines = text.splitlines()
     findings: list[Finding] = []
     live = []
+    exempted = file_exemptions(text)
+    reported: set[tuple[int, str]] = set()
     for hit in hits:
         span = spans.get(id(hit.node), Span(1, 1, 1, 1))
+        reported.update({(span.line, hit.rule.code), (span.end_line, hit.rule.code)})
+        if exempt(exempted, hit.rule.code):
+            continue
         first, last = _line_text(lines, span.line), _line_text(lines, span.end_line)
         if suppresses(first, hit.rule.code) or suppresses(last, hit.rule.code):
             continue
@@ -192,7 +278,27 @@ def analyze(text: str, path: str, job: Job, ruleset: RuleSet) -> Analysis:
         findings.append(finding)
         live.append((hit, finding))
     findings.sort(key=Finding.sort_key)
-    return Analysis(module, hits, findings, live)
+    notes = noqa_notes(text, lines, reported, ruleset, job) if "noqa" in text.lower() else []
+    return Analysis(module, hits, findings, live, notes)
+
+
+def noqa_notes(
+    text: str, lines: list[str], reported: set[tuple[int, str]], ruleset: RuleSet, job: Job
+) -> list[tuple[int, str]]:
+    """ruff's RUF100 for this tool's codes, as warnings: a `# noqa: NM...` that names no rule,
+    or an enabled rule that reports nothing on that line."""
+    from neuron_migrate.engine.noqa import line_codes
+
+    known = {r.code for r in job.universe}
+    enabled = {r.code for r in ruleset.rules}
+    notes = []
+    for number, line in enumerate(lines, start=1):
+        for code in line_codes(line):
+            if code not in known:
+                notes.append((number, f"`# noqa: {code}` names no rule of neuron-migrate"))
+            elif code in enabled and (number, code) not in reported:
+                notes.append((number, f"`# noqa: {code}` is unused: {code} reports nothing here"))
+    return notes
 
 
 def _wanted(finding: Finding, options: Options) -> bool:
@@ -290,21 +396,41 @@ def _check_source(
         else:
             analysis = analyze(text, path, job, ruleset)
         result.findings = analysis.findings
+        result.warnings = [f"{path}:{line}: {note}" for line, note in analysis.notes]
     except cst.ParserSyntaxError as exc:
-        result.findings = [
-            problem(
-                path,
-                f"syntax error: {exc.message}",
-                Span(exc.raw_line, exc.raw_column + 1, exc.raw_line, exc.raw_column + 1),
-            )
-        ]
+        result.findings = [_syntax_problem(text, path, exc)]
     except RecursionError as exc:
-        reason = str(exc) if str(exc).startswith(TOO_DEEP) else TOO_DEEP
+        reason = str(exc)
+        if not reason.startswith((TOO_DEEP, "the parser crashed")):
+            # LibCST's visitors gave up on code that Python and LibCST's parser took
+            reason = PARSER_LIMIT
         result.findings = [problem(path, reason)]
     except FixError as exc:
         result.error = f"not fixed: {exc}"
         result.findings = analyze(text, path, job, ruleset).findings
     return result
+
+
+def _syntax_problem(text: str, path: str, exc) -> Finding:
+    """A file LibCST cannot parse. Python's own parser says where the error is when it finds
+    one too (LibCST often points past it); when Python takes the code, the parser is the
+    limit, not the code."""
+    where = Span(exc.raw_line, exc.raw_column + 1, exc.raw_line, exc.raw_column + 1)
+    try:
+        _ast_parse(text)
+    except SyntaxError as error:
+        if error.lineno:
+            column = max(1, error.offset or 1)
+            where = Span(error.lineno, column, error.lineno, column)
+        return problem(path, f"syntax error: {error.msg}", where)
+    except (ValueError, RecursionError, MemoryError):
+        return problem(path, f"syntax error: {exc.message}", where)
+    return problem(
+        path,
+        "LibCST, the parser neuron-migrate reads code with, cannot read this code, though "
+        f"Python accepts it ({exc.message}); not checked",
+        where,
+    )
 
 
 def _verify(old: str, new: str) -> None:
@@ -331,7 +457,8 @@ class PythonKind:
     name = "python"
 
     def wants(self, data: bytes, job: Job, relative: str) -> bool:
-        return job.ruleset_for(relative).wants(data)
+        # a binary file named .py is worth saying (decode() calls it NM000), trigger word or not
+        return b"\x00" in data or job.ruleset_for(relative).wants(data)
 
     def decode(self, data: bytes) -> Decoded:
         return decode(data)

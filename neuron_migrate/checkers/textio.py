@@ -48,7 +48,12 @@ def write_atomic(path: Path, data: bytes, expected: bytes) -> None:
     stat = path.stat()
     # the mode bits say what the owner meant, even for root (who may write anything)
     if not stat.st_mode & 0o222 or not os.access(path, os.W_OK):
-        raise OSError("file is read-only; not fixed")
+        raise OSError("file is read-only")
+    # the new file is made in the folder and renamed over the old one: the folder must be
+    # writable, by its mode bits too
+    folder = path.parent.stat()
+    if not folder.st_mode & 0o222 or not os.access(path.parent, os.W_OK | os.X_OK):
+        raise OSError("folder is read-only")
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".nm-tmp")
     try:
         with os.fdopen(fd, "wb") as handle:

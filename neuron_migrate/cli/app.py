@@ -13,7 +13,7 @@ from neuron_migrate import __version__
 from neuron_migrate.adoption.baseline import BaselineError
 from neuron_migrate.adoption.since import GitError
 from neuron_migrate.checkers.base import Options
-from neuron_migrate.config.settings import ConfigError, Settings, load_settings
+from neuron_migrate.config.settings import TARGET_DEVICES, ConfigError, Settings, load_settings
 from neuron_migrate.packs.loader import PackError, load_rules
 from neuron_migrate.report import FORMATS, Context, is_machine, render
 from neuron_migrate.report.text import summary as text_summary
@@ -66,6 +66,23 @@ def main() -> None:
 @click.option("--select", help="Rules to check: codes, prefixes (NM2, NM), names or ALL.")
 @click.option("--extend-select", help="Rules to add to the selection.")
 @click.option("--ignore", help="Rules to leave out.")
+@click.option("--extend-ignore", help="Rules to leave out, besides the configured `ignore`.")
+@click.option(
+    "--exclude",
+    help="Globs of files and folders to skip, instead of the configured `exclude`.",
+)
+@click.option("--extend-exclude", help="Globs to skip, besides the configured ones.")
+@click.option(
+    "--per-file-ignores",
+    multiple=True,
+    metavar="GLOB:CODES",
+    help="Rules to leave out in files matching GLOB (e.g. 'tests/*.py:NM2'); repeatable; "
+    "instead of the configured `per-file-ignores`.",
+)
+@click.option(
+    "--show-settings", is_flag=True, help="Print the settings the run would use, then exit."
+)
+@click.option("--show-files", is_flag=True, help="Print the files the run would check, then exit.")
 @click.option(
     "--format",
     "output_format",
@@ -81,7 +98,11 @@ def main() -> None:
     help="Write the report to this file instead of stdout.",
 )
 @click.option("--statistics", is_flag=True, help="Print counts per rule instead of findings.")
-@click.option("--target-device", help="Device the fixes write: neuron (default), cpu, cuda, ...")
+@click.option(
+    "--target-device",
+    type=click.Choice(TARGET_DEVICES, case_sensitive=False),
+    help="Device the fixes write: neuron (default), cpu or cuda.",
+)
 @click.option(
     "--compile/--no-compile",
     "compile_",
@@ -129,6 +150,12 @@ def check(
     select: str | None,
     extend_select: str | None,
     ignore: str | None,
+    extend_ignore: str | None,
+    exclude: str | None,
+    extend_exclude: str | None,
+    per_file_ignores: tuple[str, ...],
+    show_settings: bool,
+    show_files: bool,
     output_format: str,
     output: Path | None,
     statistics: bool,
@@ -150,6 +177,18 @@ def check(
     from neuron_migrate.api import run
     from neuron_migrate.cli import progress
 
+    _refuse_conflicts(
+        ("--add-noqa", add_noqa, "--fix", fix),
+        ("--add-noqa", add_noqa, "--diff", diff),
+        ("--diff", diff, "--statistics", statistics),
+        ("--stdin-filename", stdin_filename is not None, "paths", _named_paths(paths)),
+    )
+    if any(str(p) == "-" for p in paths):
+        # `check -` reads standard input, as ruff does
+        if _named_paths(paths):
+            _fail("`-` (standard input) cannot be used with other paths")
+        stdin_filename = stdin_filename or "-"
+        paths = ()
     path_list = list(paths) or [Path(".")]
     if stdin_filename is not None:
         path_list = [Path(stdin_filename)]
@@ -162,7 +201,17 @@ def check(
             "target_device": target_device,
             "compile": compile_,
         }
+        overrides.update(
+            exclude=_codes(exclude),
+            per_file_ignores=_per_file_ignores(per_file_ignores),
+        )
         settings = _settings(config, path_list, overrides)
+        settings = settings.with_overrides(
+            ignore=settings.ignore + (_codes(extend_ignore) or ()),
+            extend_exclude=settings.extend_exclude + (_codes(extend_exclude) or ()),
+        )
+        if show_settings or show_files:
+            _show(settings, path_list, show_settings, show_files, force_exclude)
         options = Options(fix=fix and not diff, unsafe_fixes=unsafe_fixes, diff=diff)
         if stdin_filename is not None:
             result = _run_stdin(stdin_filename, settings, options, force_exclude)
@@ -200,6 +249,14 @@ def check(
     for file in result.errors:
         internal = internal or file.error.startswith("internal error")
         click.echo(f"{file.path}: {file.error}", err=True)
+    nothing = stdin_filename is None and not result.checked and not result.files
+    if not quiet:
+        for file in result.files:
+            for line in file.warnings:
+                click.echo(f"warning: {line}", err=True)
+        if nothing:
+            where = ", ".join(str(p) for p in path_list)
+            click.echo(f"warning: no Python files found under {where}", err=True)
     try:
         findings = _gates(findings, since, baseline_file, write_baseline, quiet)
     except (GitError, BaselineError) as exc:
@@ -244,8 +301,11 @@ def check(
                 from neuron_migrate.report.sarif import compute_fixes
 
                 context.fixes = compute_fixes(result.files, settings)
+                from neuron_migrate.api import example_runs
+
+                context.examples = example_runs(all_rules, settings.packs)
             out.write(render(output_format, findings, context))
-        if not machine and not quiet:
+        if not machine and not quiet and not nothing:
             out.write(
                 text_summary(findings, unsafe_fixes=unsafe_fixes, fixed=result.fixed, fixing=fix)
             )
@@ -254,6 +314,70 @@ def check(
     if internal:
         sys.exit(EXIT_ERROR)
     sys.exit(EXIT_FINDINGS if findings and not exit_zero else EXIT_CLEAN)
+
+
+def _per_file_ignores(values: tuple[str, ...]) -> dict[str, tuple[str, ...]] | None:
+    """`GLOB:CODES` options (codes comma-separated; pairs may be comma-separated too, as in
+    ruff: `a.py:NM101,b.py:NM2`) as the per-file-ignores table; None when none was given."""
+    if not values:
+        return None
+    table: dict[str, list[str]] = {}
+    glob = None
+    for value in values:
+        for part in (p.strip() for p in value.split(",")):
+            if not part:
+                continue
+            if ":" in part:
+                glob, _, code = part.rpartition(":")
+                glob = glob.strip()
+                part = code.strip()
+            if not glob:
+                _fail(f"--per-file-ignores {value!r}: expected GLOB:CODES")
+            table.setdefault(glob, []).append(part)
+        glob = None
+    return {g: tuple(codes) for g, codes in table.items()}
+
+
+def _show(settings, paths: list[Path], show_settings: bool, show_files: bool, force_exclude):
+    """--show-settings / --show-files: what the run would use, then exit 0 (ruff's options)."""
+    from neuron_migrate.api import enabled_rules
+    from neuron_migrate.workspace.discovery import discover
+
+    if show_settings:
+        rules = enabled_rules(settings)
+        lines = [
+            f"Settings for: {', '.join(str(p) for p in paths)}",
+            f"config file: {settings.config_path or '(none: defaults)'}",
+            f"project root: {settings.root}",
+            f"select = {list(settings.select)}",
+            f"extend-select = {list(settings.extend_select)}",
+            f"ignore = {list(settings.ignore)}",
+            f"per-file-ignores = {dict((k, list(v)) for k, v in settings.per_file_ignores.items())}",
+            f"exclude = {list(settings.exclude)}",
+            f"extend-exclude = {list(settings.extend_exclude)}",
+            f"target-device = {settings.target_device!r}",
+            f"compile = {str(settings.compile).lower()}",
+            f"packs = {list(settings.packs)}",
+            f"enabled rules ({len(rules)}): {', '.join(r.code for r in rules)}",
+        ]
+        click.echo("\n".join(lines))
+    if show_files:
+        for found in discover(paths, settings, force_exclude=force_exclude):
+            if found.problem is None:
+                click.echo(os.path.relpath(found.path) if found.path.is_absolute() else found.path)
+    sys.exit(EXIT_CLEAN)
+
+
+def _named_paths(paths: tuple[Path, ...]) -> bool:
+    """Paths other than `-` (standard input)."""
+    return any(str(p) != "-" for p in paths)
+
+
+def _refuse_conflicts(*pairs: tuple[str, bool, str, bool]) -> None:
+    """Options that cannot be used together are a usage error (exit 2), as in ruff."""
+    for first, has_first, second, has_second in pairs:
+        if has_first and has_second:
+            _fail(f"{first} cannot be used with {second}")
 
 
 class _Sink:
@@ -361,6 +485,8 @@ def _stdin_fixed(result, unsafe_fixes: bool, exit_zero: bool) -> None:
     sys.stdout.write(code)
     sys.stdout.flush()
     remaining = result.findings
+    for line in file.warnings:
+        click.echo(f"warning: {line}", err=True)
     if remaining:
         click.echo(text.render(remaining, unsafe_fixes=unsafe_fixes, show_source=False), err=True)
     if file.error:
@@ -386,7 +512,11 @@ def _stdin_fixed(result, unsafe_fixes: bool, exit_zero: bool) -> None:
 )
 @click.option("--select", help="Rules to count: codes, prefixes (NM2, NM), names or ALL.")
 @click.option("--ignore", help="Rules to leave out.")
-@click.option("--target-device", help="Device the fixes write: neuron (default), cpu, cuda, ...")
+@click.option(
+    "--target-device",
+    type=click.Choice(TARGET_DEVICES, case_sensitive=False),
+    help="Device the fixes write: neuron (default), cpu or cuda.",
+)
 @click.option(
     "--config", type=click.Path(path_type=Path, dir_okay=False), help="A pyproject.toml to use."
 )
@@ -444,20 +574,20 @@ def rules(output_format: str, config: Path | None) -> None:
     except (ConfigError, PackError) as exc:
         _fail(str(exc))
         return
-    table = (
-        docs.markdown_table(all_rules)
-        if output_format == "markdown"
-        else docs.plain_table(all_rules)
-    )
+    if output_format == "markdown":
+        from neuron_migrate.api import example_runs
+
+        table = docs.markdown_table(all_rules, example_runs(all_rules, settings.packs))
+    else:
+        table = docs.plain_table(all_rules)
     click.echo(table, nl=False)
 
 
 @main.command()
 @click.argument("code")
 def explain(code: str) -> None:
-    """Explain a rule: what it finds, why, an example, the fix and its safety, the source."""
-    from neuron_migrate.packs import docs
-
+    """Explain a rule: what it reports (as printed for its examples), why, every example, the
+    fix and its safety, the source."""
     try:
         all_rules = load_rules()
     except PackError as exc:
@@ -466,7 +596,9 @@ def explain(code: str) -> None:
     wanted = code.strip()
     for rule in all_rules:
         if wanted.upper() == rule.code or wanted == rule.name:
-            click.echo(docs.explain(rule), nl=False)
+            from neuron_migrate.api import rule_page
+
+            click.echo(rule_page(rule), nl=False)
             return
     _fail(f"unknown rule `{code}`; `neuron-migrate rules` lists them")
 

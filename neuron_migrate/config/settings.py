@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import fnmatch
-import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from neuron_migrate.config.dependencies import pinned_packages
 from neuron_migrate.config.tomlread import tomllib
 from neuron_migrate.packs.loader import Rule, builtin_rules_dir
 
@@ -29,7 +29,8 @@ DEFAULT_EXCLUDES = (
     ".neuron_migrate_cache",
     "site-packages",
 )
-DEVICE_RE = re.compile(r"^[a-z][a-z0-9_]*$")
+# the devices a fix may write (rules/targets.toml has one table each)
+TARGET_DEVICES = ("neuron", "cpu", "cuda")
 
 
 class ConfigError(Exception):
@@ -55,12 +56,10 @@ class Target:
 
 
 def load_target(device: str) -> Target:
-    if not DEVICE_RE.match(device):
-        raise ConfigError(
-            f"target-device {device!r} is not a device type such as neuron, cpu, cuda"
-        )
     data = tomllib.loads((builtin_rules_dir() / "targets.toml").read_text(encoding="utf-8"))
-    entry = data["target"].get(device, data["target"]["other"])
+    if device not in TARGET_DEVICES or device not in data["target"]:
+        raise ConfigError(f"target-device {device!r} is not one of {', '.join(TARGET_DEVICES)}")
+    entry = data["target"][device]
     return Target(
         device=device,
         compile_backend=entry["compile-backend"],
@@ -82,6 +81,9 @@ class Settings:
     packs: tuple[str, ...] = ()
     root: Path = field(default_factory=Path.cwd)
     config_path: Path | None = None
+    # packages the project's dependency files list (config/dependencies.py): a fact code rules
+    # read as the setting `pinned:<package>`; empty unless load_settings read the project
+    pinned: frozenset[str] = frozenset()
 
     def with_overrides(self, **changes: Any) -> Settings:
         return replace(self, **{k: v for k, v in changes.items() if v is not None})
@@ -101,8 +103,13 @@ class Settings:
                 self.target_device,
                 self.compile,
                 self.packs,
+                sorted(self.pinned),
             )
         )
+
+    def flags(self) -> dict[str, bool]:
+        """The settings code rules read with `ctx.setting(name)`: `compile`, `pinned:<package>`."""
+        return {"compile": self.compile, **{f"pinned:{name}": True for name in self.pinned}}
 
 
 _KEYS = {
@@ -147,9 +154,15 @@ def _section(path: Path) -> dict[str, Any] | None:
         raise ConfigError(f"{path}: cannot read: {exc}") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from None
-    if path.name == "pyproject.toml":
-        return data.get("tool", {}).get("neuron-migrate")
-    return data
+    if path.name != "pyproject.toml":
+        return data
+    tool = data.get("tool", {})
+    if not isinstance(tool, dict):
+        raise ConfigError(f"{path}: `tool` must be a table")
+    section = tool.get("neuron-migrate")
+    if section is not None and not isinstance(section, dict):
+        raise ConfigError(f"{path}: [tool.neuron-migrate] must be a table, not {section!r}")
+    return section
 
 
 def find_config(start: Path) -> Path | None:
@@ -170,7 +183,8 @@ def load_settings(config: Path | None, start: Path) -> Settings:
     """Settings from an explicit --config file, else from the nearest pyproject.toml."""
     path = config or find_config(start)
     if path is None:
-        return Settings(root=start.resolve() if start.is_dir() else start.resolve().parent)
+        root = start.resolve() if start.is_dir() else start.resolve().parent
+        return Settings(root=root, pinned=pinned_packages(root))
     if not path.is_file():
         raise ConfigError(f"{path}: config file not found")
     section = _section(path) or {}
@@ -182,18 +196,30 @@ def load_settings(config: Path | None, start: Path) -> Settings:
     root = path.resolve().parent
     if "packs" in values:
         values["packs"] = tuple(str((root / p).resolve()) for p in values["packs"])
-    settings = Settings(root=root, config_path=path.resolve(), **values)
-    settings.target  # validates target-device early  # noqa: B018
+    settings = Settings(
+        root=root, config_path=path.resolve(), pinned=pinned_packages(root), **values
+    )
+    try:
+        settings.target  # validates target-device early  # noqa: B018
+    except ConfigError as exc:
+        raise ConfigError(f"{path}: [tool.neuron-migrate] {exc}") from None
     return settings
 
 
+def covers(selector: str, rule: Rule) -> bool:
+    """Does a selector (a code, a code prefix, a name or ALL; any case) name this rule?"""
+    return _specificity(selector, rule) >= 0
+
+
 def _specificity(selector: str, rule: Rule) -> int:
-    """How specifically a selector names a rule: -1 not at all, else the prefix length."""
-    if selector == "ALL":
+    """How specifically a selector names a rule: -1 not at all, else the prefix length.
+    Codes, prefixes and ALL are read in any case, as `explain` reads them."""
+    upper = selector.upper()
+    if upper == "ALL":
         return 0
-    if selector == rule.name:
+    if selector.lower() == rule.name:
         return 99
-    return len(selector) if rule.code.startswith(selector) else -1
+    return len(upper) if rule.code.startswith(upper) else -1
 
 
 def validate_selectors(selectors: tuple[str, ...], rules: tuple[Rule, ...], what: str) -> None:
@@ -213,8 +239,9 @@ def select_rules(settings: Settings, rules: tuple[Rule, ...]) -> tuple[Rule, ...
     select = settings.select + settings.extend_select
     for what, selectors in (("select", select), ("ignore", settings.ignore)):
         validate_selectors(selectors, rules, what)
+    where = f"{settings.config_path}: " if settings.config_path else ""
     for glob, codes in settings.per_file_ignores.items():
-        validate_selectors(codes, rules, f"per-file-ignores {glob!r}")
+        validate_selectors(codes, rules, f"{where}per-file-ignores {glob!r}")
     return tuple(r for r in rules if enabled(r, select, settings.ignore))
 
 

@@ -28,6 +28,8 @@ from neuron_migrate.packs.vocabulary import STATEMENT_ACTIONS
 __all__ = ["Edit", "Hit", "Matcher", "is_device_string", "string_value"]
 
 DEVICE_KEYWORDS = {"device", "device_type"}
+# longest call a message quotes whole; longer ones are shown as `name(...)`
+CALL_IN_MESSAGE_MAX = 60
 ENV_CALLS = {"os.environ.setdefault", "os.putenv", "os.environ.update", "os.environ.__setitem__"}
 
 
@@ -46,11 +48,22 @@ class Hit:
     @property
     def message(self) -> str:
         template = self.pattern.message or self.rule.message
-        return template.format_map(_Missing(self.variables))
+        return template.format_map(_Missing(message_values(self.variables)))
 
     @property
     def edits(self) -> tuple[Edit, ...]:
         return ((self.edit,) if self.edit else ()) + self.extra_edits
+
+
+def message_values(variables: dict[str, str]) -> dict[str, str]:
+    """A hit's variables plus what messages derive from them: {call} (the code as written when
+    the hit is not a call) and {resolves_to} (" (`qname`)", or nothing when the code already
+    spells the qualified name, so that a message never says `torch_xla` (torch_xla))."""
+    values = dict(variables)
+    name, qname = values.get("name", ""), values.get("qname", "")
+    values.setdefault("call", name)
+    values.setdefault("resolves_to", f" (`{qname}`)" if qname and qname != name else "")
+    return values
 
 
 class _Missing(dict):
@@ -304,7 +317,16 @@ class Matcher(cst.CSTVisitor):
                     variables[f"kw_{arg.keyword.value}"] = self.code(arg.value)
         else:
             variables["name"] = self.code(node)
+        variables["call"] = self._as_written(node, variables["name"])
         return variables
+
+    def _as_written(self, node: cst.CSTNode, name: str) -> str:
+        """The reported code as written, for messages: a call with its arguments
+        (`xm.xla_device(1)`), shortened to `name(...)` when long or on several lines."""
+        text = self.code(node).strip()
+        if "\n" in text or len(text) > CALL_IN_MESSAGE_MAX:
+            return f"{name}(...)" if isinstance(node, cst.Call) else name
+        return text
 
     def _hit(
         self,

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from neuron_migrate.engine.coderule import CodeRule, load_rule_module
 from neuron_migrate.engine.names import glob_pattern
 from neuron_migrate.packs.loader import Pattern, Rule
-from neuron_migrate.packs.vocabulary import MATCH_KINDS
+from neuron_migrate.packs.vocabulary import MATCH_KINDS, UNREADABLE_KIND
 
 # the kinds of match this engine reads in Python code; packs may hold others (project files)
 PYTHON_KINDS = frozenset(MATCH_KINDS)
@@ -145,6 +145,12 @@ class RuleSet:
             triggers |= _word_triggers(words)
         if triggers:
             rs.prefilter = re.compile(b"|".join(sorted(_minimal(triggers))))
+        elif rs.universe is not None and any(
+            p.kind == UNREADABLE_KIND for r in rules for p in r.patterns
+        ):
+            # only the "file not checked" rule is on (`--select NM000`): the files worth
+            # parsing are those any loaded rule would read
+            rs.prefilter = rs.universe.prefilter
         return rs
 
     def _add_module(self, rule: Rule) -> None:

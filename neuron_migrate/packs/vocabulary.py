@@ -22,7 +22,9 @@ MATCH_KINDS: dict[str, str] = {
 # `reads` names the item it reads (PROJECT_ITEMS); the checker or the rule's module does the
 # edit, so it takes a `safety` without an `action`
 PROJECT_KINDS = frozenset({"project"})
-ALL_KINDS = frozenset(MATCH_KINDS) | PROJECT_KINDS
+# the engine's own kind: a file the checkers cannot read or parse (NM000, pack `engine`)
+UNREADABLE_KIND = "unreadable"
+ALL_KINDS = frozenset(MATCH_KINDS) | PROJECT_KINDS | {UNREADABLE_KIND}
 
 # what the project checker reads from project files, for `reads` (kind project);
 # neuron_migrate/checkers/project/api.py has the item classes a rule's module receives
@@ -94,6 +96,26 @@ ACTION_PARAMS: dict[str, frozenset[str]] = {
 STATEMENT_ACTIONS = frozenset(
     {"remove-statement", "replace-statement", "unwrap-with", "insert-after", "remove-import"}
 )
+
+# placeholders a message (and a template) may use; every finding has these, so a message built
+# from them never prints a bare `{...}` (tests/test_docs_truth.py keeps messages to this set plus
+# `{globN}`). `{argN}` / `{kw_<name>}` exist only when the call passes them: templates only.
+MESSAGE_PLACEHOLDERS: dict[str, str] = {
+    "name": "the reported code as written (`xm.mark_step`, `torch.float64`)",
+    "call": "the call as written with its arguments (`xm.xla_device(1)`); `name(...)` when long",
+    "qname": "what the name resolves to through the file's imports",
+    "resolves_to": '" (`qname`)" when that differs from {name}, else nothing',
+    "attr": "the last segment of the qualified name",
+    "args": "the call's arguments as written",
+    "keyword": "kind keyword: the keyword's name",
+    "value": "kind keyword: the keyword's value as written",
+    "var": "kind env-write: the variable's name",
+    "device": 'the target device as a string literal (`"neuron"`)',
+    "device_name": "the target device name (`neuron`)",
+    "backend": "the target's torch.compile backend as a literal",
+    "process_group": "the target's process-group backend as a literal",
+    "synchronize": "the target's way to wait for the device",
+}
 
 # the fields of a `[[match]]` table
 PATTERN_FIELDS: dict[str, str] = {

@@ -25,6 +25,9 @@ COLUMNS = [
 
 
 def render(report: Readiness) -> str:
+    """Every count row adds up: the total row is the sum of the rule rows (and of the pack and
+    file rows); a `blocker-rule` row gives a rule's instruction once, its `blocker` rows one
+    file each with the places in `location`."""
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, COLUMNS, lineterminator="\n")
     writer.writeheader()
@@ -35,7 +38,7 @@ def render(report: Readiness) -> str:
             "findings": report.findings,
             "safe": report.resolved_by_fix,
             "unsafe": report.resolved_by_unsafe - report.resolved_by_fix,
-            "manual": report.findings - report.resolved_by_unsafe,
+            "manual": report.manual,
             "message": report.headline,
         }
     )
@@ -54,16 +57,29 @@ def render(report: Readiness) -> str:
                     "manual": r.manual,
                 }
             )
-    for b in report.blockers:
+    for group in report.blockers:
         writer.writerow(
             {
-                "section": "blocker",
-                "name": b.code,
-                "title": b.name,
+                "section": "blocker-rule",
+                "name": group.code,
+                "title": group.name,
                 "severity": "error",
-                "location": b.location,
-                "message": b.message,
-                "instruction": b.instruction,
+                "findings": group.count,
+                "manual": group.count,
+                "message": group.message,
+                "instruction": group.instruction,
             }
         )
+        for file in group.files:
+            writer.writerow(
+                {
+                    "section": "blocker",
+                    "name": group.code,
+                    "title": group.name,
+                    "severity": "error",
+                    "findings": len(file.places),
+                    "manual": len(file.places),
+                    "location": f"{file.path}:" + " ".join(file.places),
+                }
+            )
     return buffer.getvalue()

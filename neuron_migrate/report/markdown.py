@@ -26,12 +26,12 @@ def render(report: Readiness) -> str:
     out += [
         f"- findings: {report.findings}; resolved by `--fix`: {report.resolved_by_fix} "
         f"({report.fix_share:.0f}%); with `--unsafe-fixes`: {report.resolved_by_unsafe} "
-        f"({report.unsafe_share:.0f}%)",
+        f"({report.unsafe_share:.0f}%); by hand: {report.manual}",
         f"- files checked: {report.files_checked}; with errors now: {report.files_with_errors}; "
         f"free of errors after `--fix`: {report.files_free_after_fix} "
         f"({report.files_fix_share:.0f}%), after `--unsafe-fixes`: "
         f"{report.files_free_after_unsafe} ({report.files_unsafe_share:.0f}%)",
-        f"- blockers (errors no fix resolves): {len(report.blockers)}",
+        f"- blockers (errors no fix resolves): {report.blocker_count}",
         "",
         "## Per pack",
         "",
@@ -50,9 +50,19 @@ def render(report: Readiness) -> str:
     ]
     if not report.blockers:
         out.append("None: every error has a fix.")
-    for b in report.blockers:
-        out.append(f"- `{b.location}` **{b.code}** `{b.name}`: {b.message}")
-        out.append(f"  - what to do: {b.instruction}")
+    for group in report.blockers:
+        files = len(group.files)
+        out += [
+            f"### {group.code} `{group.name}`: {group.count} in {files} "
+            f"file{'' if files == 1 else 's'}",
+            "",
+            f"What to do: {group.instruction}",
+            "",
+            f"For example: {group.message}",
+            "",
+        ]
+        out += [f"- `{_cell(b.path)}`: {', '.join(b.places)}" for b in group.files]
+        out.append("")
     if report.problems:
-        out += ["", "## Files not fully read", ""] + [f"- {p}" for p in report.problems]
-    return "\n".join(out) + "\n"
+        out += ["## Files not fully read", ""] + [f"- {p}" for p in report.problems]
+    return "\n".join(out).rstrip("\n") + "\n"

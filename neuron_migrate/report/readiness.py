@@ -1,15 +1,16 @@
 """The migration readiness report behind `neuron-migrate report`: per rule and per file, how
 many findings `--fix` (safe) and `--unsafe-fixes` would resolve and how many need a manual
-change; the blockers (errors no fix resolves) with file:line and the instruction; and one
-readiness figure.
+change; the blockers (errors no fix resolves) grouped by rule and file, with each rule's
+instruction once; and one readiness figure.
 
-The figures are measured, not estimated: the tree is checked once as it is and twice in
-`--diff` mode (safe fixes; safe and unsafe fixes), whose remaining findings are those of the
-fixed text. Nothing is written.
+The figures are counted from the findings `check` reports, each with the fix it offers (safe,
+unsafe) or none: one run, as fast as `check`, and every headline figure is the sum of a table
+and what `check` says for the same tree. Nothing is written.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -46,12 +47,23 @@ class Row:
 
 
 @dataclass
-class Blocker:
-    location: str
+class BlockerFile:
+    path: str
+    # where in the file: "12:5", or "cell 3:4:1" in a notebook
+    places: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Blockers:
+    """The blockers of one rule: its instruction once, then each file with its places."""
+
     code: str
     name: str
-    message: str
     instruction: str
+    # one of the messages, as an example of what the rule says
+    message: str
+    count: int = 0
+    files: list[BlockerFile] = field(default_factory=list)
 
 
 @dataclass
@@ -59,7 +71,7 @@ class Readiness:
     rules: list[Row] = field(default_factory=list)
     files: list[Row] = field(default_factory=list)
     packs: list[Row] = field(default_factory=list)
-    blockers: list[Blocker] = field(default_factory=list)
+    blockers: list[Blockers] = field(default_factory=list)
     findings: int = 0
     resolved_by_fix: int = 0
     resolved_by_unsafe: int = 0
@@ -68,6 +80,14 @@ class Readiness:
     files_free_after_fix: int = 0
     files_free_after_unsafe: int = 0
     problems: list[str] = field(default_factory=list)
+
+    @property
+    def blocker_count(self) -> int:
+        return sum(b.count for b in self.blockers)
+
+    @property
+    def manual(self) -> int:
+        return self.findings - self.resolved_by_unsafe
 
     @staticmethod
     def share(part: int, whole: int) -> float:
@@ -99,20 +119,41 @@ class Readiness:
         )
 
 
-def _first_paragraph(text: str) -> str:
-    return " ".join(text.strip().split("\n\n")[0].split())
+# a sentence about what the automatic fix does is no instruction for a finding it cannot fix
+_ABOUT_THE_FIX = re.compile(r"--fix|--unsafe-fixes|\bthe fix\b|\bfixes\b", re.IGNORECASE)
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`(])")
 
 
-def _errors_by_file(files: list[FileResult]) -> dict[str, int]:
-    return {r.path: sum(1 for f in r.findings if f.severity is Severity.ERROR) for r in files}
+def instruction(rule: Rule | None, code: str) -> str:
+    """What to do by hand: the rule's fix text less what it says about `--fix`."""
+    fallback = f"`neuron-migrate explain {code}` says how."
+    if rule is None or not rule.fix_text:
+        return fallback
+    for paragraph in rule.fix_text.strip().split("\n\n"):
+        text = " ".join(paragraph.split())
+        kept = [s for s in _SENTENCE_END.split(text) if s and not _ABOUT_THE_FIX.search(s)]
+        if kept:
+            return " ".join(kept)
+    return fallback
 
 
-def measure(
-    plain: list[FileResult],
-    after_fix: list[FileResult],
-    after_unsafe: list[FileResult],
-    rules: tuple[Rule, ...],
-) -> Readiness:
+def _blocker_place(finding: Finding) -> str:
+    cell = f"cell {finding.cell}:" if finding.cell is not None else ""
+    return f"{cell}{finding.span.line}:{finding.span.column}"
+
+
+def _free(findings: list[Finding], unsafe: bool) -> bool:
+    """No error is left once the fixes are applied."""
+    for finding in findings:
+        if finding.severity is not Severity.ERROR:
+            continue
+        fix = finding.fix
+        if fix is None or (fix.safety is Safety.UNSAFE and not unsafe):
+            return False
+    return True
+
+
+def measure(plain: list[FileResult], rules: tuple[Rule, ...]) -> Readiness:
     by_code = {r.code: r for r in rules}
     report = Readiness()
     findings = sorted((f for r in plain for f in r.findings), key=Finding.sort_key)
@@ -120,6 +161,8 @@ def measure(
     rule_rows: dict[str, Row] = {}
     file_rows: dict[str, Row] = {}
     pack_rows: dict[str, Row] = {}
+    blockers: dict[str, Blockers] = {}
+    blocker_files: dict[tuple[str, str], BlockerFile] = {}
     for finding in findings:
         rule = by_code.get(finding.code)
         pack = rule.pack if rule else "core"
@@ -131,36 +174,38 @@ def measure(
         file_rows.setdefault(finding.path, Row(finding.path)).add(finding)
         pack_rows.setdefault(pack, Row(pack)).add(finding)
         if finding.severity is Severity.ERROR and finding.fix is None:
-            instruction = _first_paragraph(rule.fix_text) if rule and rule.fix_text else ""
-            report.blockers.append(
-                Blocker(
-                    finding.location,
-                    finding.code,
-                    finding.name,
-                    finding.message,
-                    instruction or "`neuron-migrate explain " + finding.code + "` says how.",
+            group = blockers.get(finding.code)
+            if group is None:
+                group = blockers[finding.code] = Blockers(
+                    finding.code, finding.name, instruction(rule, finding.code), finding.message
                 )
-            )
+            group.count += 1
+            key = (finding.code, finding.path)
+            if key not in blocker_files:
+                blocker_files[key] = BlockerFile(finding.path)
+                group.files.append(blocker_files[key])
+            blocker_files[key].places.append(_blocker_place(finding))
     report.rules = sorted(rule_rows.values(), key=lambda r: r.name)
     report.files = sorted(file_rows.values(), key=lambda r: r.name)
     report.packs = sorted(pack_rows.values(), key=lambda r: (-r.findings, r.name))
-    left_fix = sum(len(r.findings) for r in after_fix)
-    left_unsafe = sum(len(r.findings) for r in after_unsafe)
-    report.resolved_by_fix = max(0, report.findings - left_fix)
-    report.resolved_by_unsafe = max(0, report.findings - left_unsafe)
+    report.blockers = sorted(blockers.values(), key=lambda b: (-b.count, b.code))
+    report.resolved_by_fix = sum(r.safe for r in report.rules)
+    report.resolved_by_unsafe = report.resolved_by_fix + sum(r.unsafe for r in report.rules)
     report.files_checked = len(plain)
-    report.files_with_errors = sum(1 for n in _errors_by_file(plain).values() if n)
-    fix_errors, unsafe_errors = _errors_by_file(after_fix), _errors_by_file(after_unsafe)
-    report.files_free_after_fix = sum(1 for r in plain if not fix_errors.get(r.path))
-    report.files_free_after_unsafe = sum(1 for r in plain if not unsafe_errors.get(r.path))
+    report.files_with_errors = sum(
+        1 for r in plain if any(f.severity is Severity.ERROR for f in r.findings)
+    )
+    report.files_free_after_fix = sum(1 for r in plain if _free(r.findings, unsafe=False))
+    report.files_free_after_unsafe = sum(1 for r in plain if _free(r.findings, unsafe=True))
     report.problems = [f"{r.path}: {r.error}" for r in plain if r.error]
     return report
 
 
-def build(paths: list[Path], settings: Settings, jobs: int | None = None) -> Readiness:
+def build(
+    paths: list[Path], settings: Settings, jobs: int | None = None, progress=None
+) -> Readiness:
     from neuron_migrate.api import run
 
-    plain = run(paths, settings, Options(), jobs=jobs).files
-    after_fix = run(paths, settings, Options(diff=True), jobs=jobs).files
-    after_unsafe = run(paths, settings, Options(diff=True, unsafe_fixes=True), jobs=jobs).files
-    return measure(plain, after_fix, after_unsafe, load_rules(settings.packs))
+    plain = run(paths, settings, Options(), jobs=jobs, progress=progress)
+    files = plain.files
+    return measure(files, load_rules(settings.packs))

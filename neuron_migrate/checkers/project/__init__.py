@@ -104,12 +104,15 @@ def _analyze(module, text: str, rules) -> list:
 
 
 def _findings(hits, lines, path: str, rules) -> tuple[list[Finding], list]:
-    from neuron_migrate.engine.noqa import suppresses
+    from neuron_migrate.engine.noqa import exempt, file_exemptions, suppresses
 
     by_code = {r.rule.code: r.rule for r in rules}
     findings, live = [], []
+    exempted = file_exemptions(lines.text)
     for hit in hits:
         rule = by_code[hit.code]
+        if exempt(exempted, hit.code):
+            continue
         source = lines.content(hit.line)
         if suppresses(source, hit.code):
             continue
@@ -172,6 +175,12 @@ def _check_text(text: str, path: str, job, relative: str, fmt: str) -> FileResul
         result.fixed_source = text
     result.findings = findings
     return result
+
+
+def check_format_text(text: str, path: str, job, relative: str, fmt: str) -> FileResult:
+    """Check (and with fix/diff options, fix) text in one of the formats of this package
+    (`shell` for a notebook's `%%bash` cell). No file I/O."""
+    return _check_text(text, path, job, relative, fmt)
 
 
 def check_project_source(text: str, path: str, job, relative: str | None = None) -> FileResult:
