@@ -66,6 +66,7 @@ MATCH_TYPES: dict[str, dict[str, Any]] = {
         {
             **vocabulary.MATCH_KINDS,
             **{k: "read by the project-file checker" for k in vocabulary.PROJECT_KINDS},
+            vocabulary.UNREADABLE_KIND: "the engine's own: a file it cannot read or parse",
         },
         vocabulary.PATTERN_FIELDS["kind"],
     ),
@@ -225,6 +226,7 @@ def rule_schema() -> dict[str, Any]:
     action_keys = {key for keys in ACTION_PARAMS.values() for key in keys}
     _described(loader.RULE_KEYS, RULE_FIELDS, "RULE_KEYS")
     _described(vocabulary.PATTERN_KEYS - action_keys, MATCH_TYPES, "PATTERN_KEYS")
+    _described(set(vocabulary.ALL_KINDS), dict.fromkeys(MATCH_TYPES["kind"]["enum"]), "ALL_KINDS")
     _described(action_keys, ACTION_FIELDS, "action fields (vocabulary.ACTION_PARAMS)")
     _described(set(loader.Example.__dataclass_fields__), EXAMPLE_FIELDS, "Example fields")
     match_fields = {**MATCH_FIELDS, **ACTION_FIELDS}
