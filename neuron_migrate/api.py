@@ -7,13 +7,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from neuron_migrate.checkers import kind_named
-from neuron_migrate.checkers.base import PARSE_ERROR, Job, Options, check_file, problem
+from neuron_migrate.checkers.base import (
+    PARSE_ERROR,
+    Job,
+    Options,
+    check_file,
+    finding_key,
+    problem,
+)
 from neuron_migrate.config.settings import Settings, covers, ignored_codes_for, select_rules
 from neuron_migrate.model import FileResult, Finding
 from neuron_migrate.packs.docs import ExampleRun
 from neuron_migrate.packs.loader import Example, Rule, load_rules
 from neuron_migrate.workspace import filekinds
 from neuron_migrate.workspace.cache import Cache
+from neuron_migrate.workspace.companions import write_companions
 from neuron_migrate.workspace.discovery import discover, resolve
 from neuron_migrate.workspace.pool import run_pool
 
@@ -24,6 +32,8 @@ POOL_THRESHOLD = 64
 @dataclass
 class RunResult:
     files: list[FileResult] = field(default_factory=list)
+    # companion modules written beside the fixed files (workspace/companions.py)
+    created: list[Path] = field(default_factory=list)
     # files found to check (a path with none gets a warning, not "All checks passed!")
     checked: int = 0
 
@@ -51,9 +61,9 @@ def _display(path: Path) -> str:
         return str(path)
 
 
-def _relative(path: Path, root: Path) -> str:
+def _relative(path: Path, root: Path, real: Path | None = None) -> str:
     try:
-        return resolve(path).relative_to(root).as_posix()
+        return (real or resolve(path)).relative_to(root).as_posix()
     except ValueError:
         return path.as_posix()
 
@@ -71,6 +81,16 @@ def check_one(path: Path, display: str, relative: str, job: Job) -> FileResult:
     is read as Python, as ruff does)."""
     kind = kind_named(filekinds.kind_of(path) or "python")
     return check_file(kind, path, display, relative, job)
+
+
+def cached_result(path: Path, display: str, relative: str, cache: Cache) -> FileResult | None:
+    """The cached result of a file whose bytes have not changed, or None."""
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    findings = cache.get(relative, data, display)
+    return None if findings is None else FileResult(display, findings=findings)
 
 
 def _work(item: tuple[str, str, str]) -> FileResult:
@@ -104,11 +124,26 @@ def run(
         if found.problem:
             result.files.append(FileResult(display, findings=[problem(display, found.problem)]))
             continue
-        items.append((str(found.path), display, _relative(found.path, settings.root)))
+        items.append((str(found.path), display, _relative(found.path, settings.root, found.real)))
     jobs = jobs or os.cpu_count() or 1
     result.checked = len(items)
+    relatives = {display: relative for _path, display, relative in items}
     if progress is not None:
         progress.start(len(items))
+    if store is not None and not options.rewrites:
+        # cache hits are served here, before any worker starts: a re-run of an unchanged tree
+        # costs a read and a hash per file (check_file caches every kind of file, and a file
+        # the prefilter skips too)
+        misses = []
+        for item in items:
+            hit = cached_result(Path(item[0]), item[1], item[2], store)
+            if hit is None:
+                misses.append(item)
+                continue
+            result.files.append(hit)
+            if progress is not None:
+                progress.advance()
+        items = misses
     if jobs > 1 and len(items) >= POOL_THRESHOLD:
         # one file at a time to each worker: the progress bar moves per file, and a worker
         # that dies takes only its own file with it (workspace.pool)
@@ -129,10 +164,11 @@ def run(
             result.files.append(check_one(Path(path), display, relative, job))
             if progress is not None:
                 progress.advance()
-    relatives = {display: relative for _path, display, relative in items}
     for file in result.files:
         unreadable_as_warnings(file, settings, rules, relatives.get(file.path, file.path))
     result.files.sort(key=lambda r: r.path)
+    if options.fix:
+        result.created = write_companions(result.files)
     return result
 
 
@@ -157,13 +193,38 @@ def unreadable_as_warnings(
     return file
 
 
-def run_source(text: str, filename: str, settings: Settings, options: Options) -> FileResult:
-    """Check source text given directly (stdin, editors, tests)."""
-    rules = enabled_rules(settings)
-    job = Job(rules, settings, options)
+def make_job(settings: Settings, options: Options) -> Job:
+    """What checking shares across files; a caller checking many texts keeps one (editors)."""
+    return Job(enabled_rules(settings), settings, options)
+
+
+def run_source(
+    text: str, filename: str, settings: Settings, options: Options, job: Job | None = None
+) -> FileResult:
+    """Check source text given directly (stdin, editors, tests). `job`: one from make_job with
+    the same settings and options, to reuse its rule sets."""
+    job = job or make_job(settings, options)
     relative = _relative(Path(filename), settings.root)
     file = check_text(text, filename, job, relative)
-    return unreadable_as_warnings(file, settings, rules, relative)
+    return unreadable_as_warnings(file, settings, job.rules, relative)
+
+
+def fix_source(
+    text: str,
+    filename: str,
+    settings: Settings,
+    findings: list[Finding] | None = None,
+    unsafe_fixes: bool = False,
+) -> FileResult:
+    """Fix source text: every fixable finding, or only `findings` (found in this same text by
+    run_source) in one round. The new text is `fixed_source` (None: nothing changed)."""
+    return run_source(text, filename, settings, fix_options(findings, unsafe_fixes))
+
+
+def fix_options(findings: list[Finding] | None = None, unsafe_fixes: bool = False) -> Options:
+    """The options that fix every fixable finding, or only `findings`."""
+    only = None if findings is None else frozenset(finding_key(f) for f in findings)
+    return Options(fix=True, unsafe_fixes=unsafe_fixes, only=only)
 
 
 def check_text(text: str, filename: str, job: Job, relative: str | None = None) -> FileResult:
@@ -175,16 +236,21 @@ def check_text(text: str, filename: str, job: Job, relative: str | None = None) 
     return kind.check_text(text, filename, job, relative)
 
 
-def _example_job(example: Example, packs: tuple[str, ...], jobs: dict, fix: bool) -> Job:
+def _example_job(
+    rule: Rule, example: Example, packs: tuple[str, ...], jobs: dict, fix: bool
+) -> Job:
     unsafe = bool(example.settings.get("unsafe-fixes", False))
     key = (
         str(example.settings.get("target-device", "neuron")),
         bool(example.settings.get("compile", False)),
         unsafe,
         fix,
+        rule.default,
     )
     if key not in jobs:
-        settings = Settings(target_device=key[0], compile=key[1], packs=packs)
+        # an opt-in pack's examples run with every pack on, the others with the default packs
+        select = None if rule.default else ("ALL",)
+        settings = Settings(select=select, target_device=key[0], compile=key[1], packs=packs)
         options = Options(fix=fix, unsafe_fixes=unsafe)
         jobs[key] = Job(enabled_rules(settings), settings, options)
     return jobs[key]
@@ -195,7 +261,7 @@ def _check_example(example: Example, job: Job) -> FileResult:
 
 
 def _run_example(rule: Rule, example: Example, packs: tuple[str, ...], jobs: dict) -> ExampleRun:
-    job = _example_job(example, packs, jobs, fix=False)
+    job = _example_job(rule, example, packs, jobs, fix=False)
     result = _check_example(example, job)
     own = tuple((f.span.line, f.message) for f in result.findings if f.code == rule.code)
     fixed: list[str] = []
@@ -214,7 +280,7 @@ def _run_example(rule: Rule, example: Example, packs: tuple[str, ...], jobs: dic
     if fixed and example.after is not None and rule.fix_safety != "manual":
         # the example's `after` is this rule's fix: other rules change the code only when
         # fixing with every rule writes something else
-        everything = _check_example(example, _example_job(example, packs, jobs, fix=True))
+        everything = _check_example(example, _example_job(rule, example, packs, jobs, fix=True))
         if (everything.fixed_source or example.before) == example.after:
             fixed = []
     return ExampleRun(own, tuple(fixed), tuple(reported))

@@ -11,7 +11,6 @@ from dataclasses import dataclass, field
 
 from neuron_migrate.checkers.base import (
     Job,
-    Options,
     VerifyError,
     covers,
     problem,
@@ -20,7 +19,7 @@ from neuron_migrate.checkers.textio import Decoded, decode
 from neuron_migrate.config.settings import ignored_codes_for
 from neuron_migrate.engine.errors import RuleError
 from neuron_migrate.engine.ruleset import RuleSet
-from neuron_migrate.model import FileResult, Finding, Fix, Safety, Span
+from neuron_migrate.model import FileResult, Finding, Fix, Span
 
 __all__ = ["PYTHON", "analyze", "check_source", "fix_text"]
 
@@ -301,11 +300,6 @@ def noqa_notes(
     return notes
 
 
-def _wanted(finding: Finding, options: Options) -> bool:
-    fix = finding.fix
-    return fix is not None and (fix.safety is Safety.SAFE or options.unsafe_fixes)
-
-
 def legacy_import_names(job: Job, relative: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """The imports a fix removes once nothing uses them: those of every pack's unused-import
     rule, unless the user switched that rule off (ignoring the xla pack's unused-import rule
@@ -314,9 +308,12 @@ def legacy_import_names(job: Job, relative: str) -> tuple[tuple[str, ...], tuple
     ignored = job.settings.ignore + ignored_codes_for(job.settings, relative)
     names: list[str] = []
     codes: list[str] = []
+    enabled = {rule.code for rule in job.rules}
     for rule in job.universe:
         if any(covers(sel, rule) for sel in ignored):
             continue
+        if not rule.default and rule.code not in enabled:
+            continue  # an opt-in pack cleans its imports only when it is on
         for pattern in rule.patterns:
             if pattern.kind == UNUSED_IMPORT_KIND:
                 names.extend(pattern.names)
@@ -326,20 +323,26 @@ def legacy_import_names(job: Job, relative: str) -> tuple[tuple[str, ...], tuple
 
 def fix_text(
     text: str, path: str, job: Job, ruleset: RuleSet, relative: str | None = None
-) -> tuple[str, int, Analysis]:
+) -> tuple[str, int, Analysis, dict[str, str]]:
     """Apply fixes until none is left (a few rounds at most). Returns the new text, the number
-    of findings fixed and the analysis of the new text."""
+    of findings fixed, the analysis of the new text and the companion modules the applied fixes
+    import (name -> source)."""
     from neuron_migrate.engine import fixer
 
     legacy, noqa_codes = legacy_import_names(job, relative or path)
     analysis = analyze(text, path, job, ruleset)
     fixed = 0
+    companions: dict[str, str] = {}
     for _ in range(MAX_FIX_ROUNDS):
-        chosen = [hit for hit, finding in analysis.live if _wanted(finding, job.options)]
+        chosen = [hit for hit, finding in analysis.live if job.options.wants_fix(finding)]
         if not chosen:
             break
         editing = [h for h in chosen if h.pattern.kind != UNUSED_IMPORT_KIND]
         new_module, applied, _declined = fixer.apply(analysis.module, editing, legacy, noqa_codes)
+        for edit in applied:
+            if "companion" in edit.params:
+                name, source = edit.params["companion"]
+                companions.setdefault(name, source)
         if not editing:
             new_module, _ = fixer.clean_imports(analysis.module, legacy, noqa_codes=noqa_codes)
         new_text = new_module.code
@@ -348,7 +351,9 @@ def fix_text(
         fixed += len(chosen)
         text = new_text
         analysis = analyze(text, path, job, ruleset)
-    return text, fixed, analysis
+        if job.options.only is not None:
+            break  # the chosen findings' positions name nothing in the new text
+    return text, fixed, analysis, companions
 
 
 def check_source(
@@ -388,11 +393,14 @@ def _check_source(
 
     try:
         if job.options.rewrites:
-            new_text, fixed, analysis = fix_text(text, path, job, ruleset, relative or path)
+            new_text, fixed, analysis, companions = fix_text(
+                text, path, job, ruleset, relative or path
+            )
             if new_text != text:
                 _verify(text, new_text)
                 result.fixed_source = new_text
                 result.applied = fixed
+                result.companions = companions
         else:
             analysis = analyze(text, path, job, ruleset)
         result.findings = analysis.findings

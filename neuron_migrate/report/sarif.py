@@ -216,6 +216,15 @@ def render(
     return text + "\n"
 
 
+def _read(path: str) -> str | None:
+    from neuron_migrate.checkers.textio import DecodeProblem, decode
+
+    try:
+        return decode(Path(path).read_bytes()).text
+    except (OSError, DecodeProblem):
+        return None
+
+
 def compute_fixes(files, settings) -> dict[str, tuple[str, str]]:
     """path -> (current text, text with every safe and unsafe fix applied), for the files with
     a fixable finding. Nothing is written."""
@@ -228,6 +237,8 @@ def compute_fixes(files, settings) -> dict[str, tuple[str, str]]:
         if not any(f.fix is not None and f.cell is None for f in file.findings):
             continue
         current = file.fixed_source if file.written else file.original_source
+        if current is None:
+            current = _read(file.path)  # a result served from the cache carries no text
         if current is None:
             continue
         preview = run_source(current, file.path, settings, options)
