@@ -74,7 +74,7 @@ MATCH_TYPES: dict[str, dict[str, Any]] = {
     "where": _choice(vocabulary.WHERE, vocabulary.PATTERN_FIELDS["where"]),
     "args": _choice(vocabulary.ARGS, vocabulary.PATTERN_FIELDS["args"]),
     "when": {"type": "string", "pattern": "^[A-Za-z_][A-Za-z0-9_]*$"},
-    "case": TEXT,
+    "case": {"type": "string", "pattern": loader.NAME_RE.pattern},
     "action": _enum(ACTION_PARAMS, vocabulary.PATTERN_FIELDS["action"]),
     "safety": {"type": "string", "enum": ["safe", "unsafe"]},
     "message": TEXT,
@@ -187,7 +187,7 @@ def _described(keys: set[str], fields: dict[str, dict[str, Any]], what: str) -> 
 
 def _action_conditions() -> list[dict[str, Any]]:
     """An action's fields go with that action only; an action needs a safety; kind code needs
-    a case, and only kind code has one."""
+    a case (a project kind may have one) and a project kind needs `reads`."""
     params = sorted({key for keys in ACTION_PARAMS.values() for key in keys})
     out: list[dict[str, Any]] = [
         {
@@ -196,6 +196,7 @@ def _action_conditions() -> list[dict[str, Any]]:
             "else": {"properties": {key: False for key in params}},
         }
     ]
+    project = sorted(vocabulary.PROJECT_KINDS)
     out.append(
         {
             "if": {"properties": {"kind": {"const": "code"}}, "required": ["kind"]},
@@ -204,9 +205,15 @@ def _action_conditions() -> list[dict[str, Any]]:
     )
     out.append(
         {
-            # a project rule's module may report a case too
-            "if": {"properties": {"kind": {"enum": ["code", "project"]}}, "required": ["kind"]},
+            "if": {"properties": {"kind": {"enum": ["code", *project]}}, "required": ["kind"]},
             "else": {"properties": {"case": False}},
+        }
+    )
+    out.append(
+        {
+            "if": {"properties": {"kind": {"enum": project}}, "required": ["kind"]},
+            "then": {"required": ["reads"]},
+            "else": {"properties": {"reads": False}},
         }
     )
     for action, allowed in sorted(ACTION_PARAMS.items()):
@@ -225,6 +232,7 @@ def rule_schema() -> dict[str, Any]:
     action_keys = {key for keys in ACTION_PARAMS.values() for key in keys}
     _described(loader.RULE_KEYS, RULE_FIELDS, "RULE_KEYS")
     _described(vocabulary.PATTERN_KEYS - action_keys, MATCH_TYPES, "PATTERN_KEYS")
+    _described(set(vocabulary.ALL_KINDS), dict.fromkeys(MATCH_TYPES["kind"]["enum"]), "ALL_KINDS")
     _described(action_keys, ACTION_FIELDS, "action fields (vocabulary.ACTION_PARAMS)")
     _described(set(loader.Example.__dataclass_fields__), EXAMPLE_FIELDS, "Example fields")
     match_fields = {**MATCH_FIELDS, **ACTION_FIELDS}

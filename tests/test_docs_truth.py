@@ -68,6 +68,7 @@ def test_explain_shows_what_check_prints(rule, index, example):
     assert example.before.strip("\n").splitlines()[0] in page
 
 
+@pytest.mark.slow
 def test_check_on_the_command_line_prints_what_the_pages_say():
     """The same comparison through the real `check` command (JSON output, from stdin)."""
     for rule in RULES:

@@ -132,6 +132,7 @@ def _chromium() -> str | None:
     return shutil.which("chromium") or shutil.which("chromium-browser")
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(_chromium() is None, reason="headless Chromium is not installed")
 def test_html_renders_in_headless_chromium(tmp_path):
     (tmp_path / "train.py").write_text(LEGACY)

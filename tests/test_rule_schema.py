@@ -94,6 +94,8 @@ GOOD = {
         {"match": [{"kind": "no-such-kind"}]},
         {"match": [{"kind": "code", "names": ["a"]}]},  # kind code without a case
         {"match": [{"kind": "call", "names": ["a"], "case": "x"}]},  # a case without kind code
+        {"match": [{"kind": "call", "names": ["a"], "reads": "pin"}]},  # reads: kind project only
+        {"match": [{"kind": "project", "names": ["a"]}]},  # kind project without reads
         {"match": [{"kind": "call", "names": ["a"], "when": "not a function name"}]},
         {"match": [{"kind": "call", "names": ["a"], "action": "remove-statement"}]},  # no safety
         # a field of another action

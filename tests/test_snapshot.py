@@ -76,6 +76,7 @@ def current() -> dict:
     return {"examples": _examples_tree(), "rules": _rule_snippets()}
 
 
+@pytest.mark.slow  # every example and rule snippet in three modes: seconds
 def test_behaviour_matches_the_snapshot():
     now = current()
     if os.environ.get("NEURON_MIGRATE_UPDATE_SNAPSHOT"):
