@@ -12,6 +12,8 @@ import pytest
 
 from tests.conftest import REPO
 
+pytestmark = pytest.mark.slow  # torchrun with two processes
+
 torch = pytest.importorskip("torch")
 
 

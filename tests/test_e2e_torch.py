@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # runs the migrated examples with real torch
+
 torch = pytest.importorskip("torch")
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"

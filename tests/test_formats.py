@@ -96,6 +96,7 @@ def test_output_file_and_nothing_on_stdout(project, tmp_path):
     assert {d["path"] for d in json.loads(target.read_text())} == {"train.py", "unsafe.py"}
 
 
+@pytest.mark.slow
 def test_machine_formats_never_mix_with_human_text(project):
     for fmt in ("json", "json-lines", "github", "junit", "sarif"):
         proc = subprocess.run(

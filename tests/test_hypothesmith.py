@@ -6,9 +6,12 @@ from __future__ import annotations
 import ast
 
 import hypothesmith
+import pytest
 from hypothesis import HealthCheck, given, settings
 
 from tests.conftest import run_code
+
+pytestmark = pytest.mark.slow  # generated programs (hypothesmith)
 
 HEADER = "import torch\nimport torch_xla.core.xla_model as xm\n"
 FOOTER = "\ndevice = xm.xla_device()\nxm.mark_step()\nx = torch.zeros(2).to('xla')\n"

@@ -8,6 +8,10 @@ import subprocess
 import sys
 import time
 
+import pytest
+
+pytestmark = pytest.mark.slow  # a real SIGINT during a fix of a large tree
+
 LEGACY = (
     "import torch\n"
     "import torch_xla.core.xla_model as xm\n"

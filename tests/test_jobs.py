@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from neuron_migrate.api import POOL_THRESHOLD
 
 
@@ -29,6 +31,7 @@ def _check(root: Path, *args: str) -> subprocess.CompletedProcess:
     )
 
 
+@pytest.mark.slow
 def test_pool_output_is_identical_to_one_process(tmp_path):
     _tree(tmp_path, POOL_THRESHOLD + 40)
     serial = _check(tmp_path, "--jobs", "1")
@@ -43,6 +46,7 @@ def test_pool_output_is_identical_to_one_process(tmp_path):
         )
 
 
+@pytest.mark.slow
 def test_pool_fix_matches_serial_fix(tmp_path):
     a, b = tmp_path / "a", tmp_path / "b"
     a.mkdir()

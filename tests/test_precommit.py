@@ -19,6 +19,8 @@ import pytest
 from tests.conftest import REPO
 from tests.test_cli import LEGACY
 
+pytestmark = pytest.mark.slow  # real pre-commit: installs the hooks' environments
+
 pytest.importorskip("pre_commit")
 
 NOTEBOOK = {

@@ -10,6 +10,7 @@ from neuron_migrate.checkers.python import analyze
 from neuron_migrate.config.settings import Settings
 from neuron_migrate.packs.loader import load_rules
 from tests.conftest import REPO
+from tests.test_golden import VARIANTS, migrate
 
 SETTINGS = Settings(root=REPO)
 JOB = Job(enabled_rules(SETTINGS), SETTINGS, Options())
@@ -17,10 +18,13 @@ RULESET = JOB.ruleset_for("x.py")
 
 
 def _sources():
-    for path in sorted((REPO / "examples").rglob("*.py")) + sorted(
-        (REPO / "tests" / "golden").rglob("*.py")
-    ):
+    for path in sorted((REPO / "examples").rglob("*.py")):
         yield pytest.param(path.read_text(encoding="utf-8"), id=path.relative_to(REPO).as_posix())
+        # the migrated examples too (tests/golden stores only their diffs)
+        for variant in sorted(VARIANTS):
+            yield pytest.param(
+                migrate(path, variant), id=f"{path.relative_to(REPO).as_posix()}-{variant}"
+            )
     for rule in load_rules():
         for i, example in enumerate(rule.examples):
             if example.file.endswith(".py"):

@@ -8,7 +8,7 @@ import pytest
 
 from neuron_migrate.api import check_text, enabled_rules, run
 from neuron_migrate.checkers.base import Job, Options
-from neuron_migrate.checkers.project import facts
+from neuron_migrate.checkers.project.rules import project_rules
 from neuron_migrate.config.settings import Settings
 from neuron_migrate.packs.loader import load_rules
 from neuron_migrate.workspace import filekinds
@@ -196,6 +196,7 @@ def test_fix_writes_the_file(tmp_path: Path):
     assert target.read_bytes() == b"torch-neuronx==2.14.*\r\n"
 
 
+@pytest.mark.slow
 def test_this_repository_has_no_project_findings():
     """The tool's own pyproject, rule packs and data files are not legacy projects."""
     settings = Settings(root=REPO, extend_exclude=("examples", "golden", "behaviour_snapshot.json"))
@@ -204,13 +205,10 @@ def test_this_repository_has_no_project_findings():
     assert project == []
 
 
-def test_pack_names_match_the_checker():
-    rules = {r.code: r for r in load_rules() if r.pack == "project"}
-    names = [n for p in rules["NM901"].patterns for n in p.names]
-    for package in (*facts.XLA_BACKEND, *facts.LEGACY_LIBRARIES):
-        assert package in names
-    assert f"torch-neuronx<{facts.NATIVE_NEURONX_START}" in names
-    instance = rules["NM905"].patterns[0].names
-    assert all(facts.INSTANCE_RE.match(f"{family}.2xlarge") for family in instance)
-    for variable in facts.BF16_VARIABLES:
-        assert variable in rules["NM904"].patterns[1].names
+def test_project_rules_load_with_their_modules():
+    """Every project rule's cases fit its module (a check per item type a case reads)."""
+    rules = project_rules(load_rules())
+    assert rules, "no project rule found"
+    for project_rule in rules:
+        reads = {p.reads for p in project_rule.rule.patterns if p.kind == "project"}
+        assert set(project_rule.checks) == reads

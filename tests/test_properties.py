@@ -289,6 +289,7 @@ def parses(text: str) -> None:
 # ---- properties -----------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @settings(max_examples=40, **CONFIG)
 @given(modules(), options)
 def test_check_never_raises(source, opts):
@@ -298,6 +299,7 @@ def test_check_never_raises(source, opts):
     assert result.error is None, result.error
 
 
+@pytest.mark.slow
 @settings(max_examples=60, **CONFIG)
 @given(modules(), options)
 def test_fixed_output_parses_and_second_fix_changes_nothing(source, opts):
@@ -339,6 +341,7 @@ def _relayout(snippet: str, layout: Layout) -> str:
 ok_modules = st.builds(_relayout, st.sampled_from(OK_SNIPPETS), layouts)
 
 
+@pytest.mark.slow
 @settings(max_examples=80, **CONFIG)
 @given(
     st.one_of(
@@ -359,6 +362,7 @@ def test_module_without_findings_is_never_rewritten(source, opts):
     )
 
 
+@pytest.mark.slow
 @settings(max_examples=50, **CONFIG)
 @given(modules(), options)
 def test_comments_survive_the_fix(source, opts):
@@ -376,6 +380,7 @@ def test_comments_survive_the_fix(source, opts):
 crlf = st.builds(Layout, st.sampled_from(["    ", "\t"]), st.just("\r\n"), st.booleans())
 
 
+@pytest.mark.slow
 @settings(max_examples=40, **CONFIG)
 @given(modules(layout=crlf), options)
 def test_crlf_input_gives_crlf_output(source, opts):
@@ -429,6 +434,7 @@ def _read_before_bound(tree: ast.Module, name: str) -> bool:
     return any(walk(stmt) for stmt in tree.body)
 
 
+@pytest.mark.slow
 @settings(max_examples=40, **CONFIG)
 @given(modules(), options)
 def test_fix_keeps_the_names_the_code_reads_bound(source, opts):

@@ -77,6 +77,7 @@ def test_empty_file(tmp_path):
     assert path.read_bytes().strip() == b""
 
 
+@pytest.mark.slow
 def test_five_megabyte_file(tmp_path):
     # embedded data (a vocabulary, a test vector) makes big files; plus some code
     data = "TABLE = " + repr("".join(f"token{i} " for i in range(600_000))) + "\n"

@@ -12,6 +12,8 @@ import pytest
 
 from tests.conftest import REPO
 
+pytestmark = pytest.mark.slow  # builds and installs the wheel in a new venv
+
 
 def test_wheel_installs_and_lists_every_rule(tmp_path: Path, all_rules):
     dist = tmp_path / "dist"

@@ -24,17 +24,15 @@ own packs are data only (no code runs from a user's pyproject).
 
 from __future__ import annotations
 
-import importlib.util
 import re
-import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import libcst as cst
 
 from neuron_migrate.engine.names import matches_name
+from neuron_migrate.packs.modules import import_rule_module
 
 if TYPE_CHECKING:
     from neuron_migrate.config.settings import Target
@@ -293,17 +291,12 @@ _LOADED: dict[str, RuleModule] = {}
 
 
 def load_rule_module(path: str) -> RuleModule:
-    """Import a rule's module once per process (by file path: rules/ is not a package)."""
+    """A rule's module, imported once per process (packs/modules.py), as a visitor and
+    predicates."""
     if path in _LOADED:
         return _LOADED[path]
-    file = Path(path)
-    name = f"neuron_migrate_rules.{file.parent.name.replace('-', '_')}.{file.stem}"
-    spec = importlib.util.spec_from_file_location(name, file)
-    if spec is None or spec.loader is None:
-        raise ImportError(f"cannot load the code rule {path}")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
+    module = import_rule_module(path)
+    name = module.__name__
     visitors = [
         value
         for value in vars(module).values()

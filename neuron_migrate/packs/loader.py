@@ -19,6 +19,8 @@ from neuron_migrate.packs.vocabulary import (
     ALL_KINDS,
     ARGS,
     PATTERN_KEYS,
+    PROJECT_DATA_ITEMS,
+    PROJECT_ITEMS,
     PROJECT_KINDS,
     WHERE,
 )
@@ -61,6 +63,7 @@ class Pattern:
     values: tuple[str, ...] = ()
     unused: bool | None = None
     case: str | None = None
+    reads: str | None = None
     params: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
 
 
@@ -90,6 +93,8 @@ class Rule:
     ok_files: tuple[str, ...] = ()
     # the rule's code module (same stem as its TOML file, built-in packs only), or None
     module: str | None = None
+    # the pack's `[lists]`, for code modules that read the pack's shared facts
+    lists: dict[str, tuple[str, ...]] = field(default_factory=dict, hash=False, compare=False)
 
     @property
     def fix_safety(self) -> str:
@@ -168,8 +173,15 @@ def _pattern(path: Path, where: str, data: Any) -> Pattern:
     case = _str(path, where, data, "case", required=False)
     if kind == "code" and case is None:
         raise _fail(path, where, "kind code needs a `case` (the label its module reports with)")
-    if case is not None and kind != "code":
-        raise _fail(path, where, "`case` goes with kind code")
+    if case is not None and kind not in PROJECT_KINDS | {"code"}:
+        raise _fail(path, where, "`case` goes with kinds code and project")
+    if case is not None and not NAME_RE.match(case):
+        raise _fail(path, where, "`case` must be kebab-case")
+    reads = _str(path, where, data, "reads", required=kind in PROJECT_KINDS)
+    if kind in PROJECT_KINDS and reads not in PROJECT_ITEMS:
+        raise _fail(path, where, f"`reads` must be one of {sorted(PROJECT_ITEMS)}, not {reads!r}")
+    if reads is not None and kind not in PROJECT_KINDS:
+        raise _fail(path, where, "`reads` goes with kind project")
     action = data.get("action")
     safety = data.get("safety")
     params: dict[str, Any] = {}
@@ -204,6 +216,7 @@ def _pattern(path: Path, where: str, data: Any) -> Pattern:
         args=args,
         when=when,
         case=case,
+        reads=reads,
         action=action,
         safety=Safety(safety) if safety else None,
         message=_str(path, where, data, "message", required=False),
@@ -261,6 +274,9 @@ def _rule(path: Path, pack: str, index: int, data: Any) -> Rule:
     if not isinstance(matches, list) or not matches:
         raise _fail(path, where, "needs at least one [[rule.match]]")
     patterns = tuple(_pattern(path, f"{where}: match #{i + 1}", m) for i, m in enumerate(matches))
+    cases = [p.case for p in patterns if p.case is not None]
+    if len(cases) != len(set(cases)):
+        raise _fail(path, where, "two matches have the same `case`")
     examples = []
     for i, ex in enumerate(data.get("example", [])):
         ex_where = f"{where}: example #{i + 1}"
@@ -333,22 +349,34 @@ def _pack_header(path: Path, data: dict[str, Any]) -> tuple[str, dict[str, list[
         isinstance(v, list) and all(isinstance(i, str) for i in v) for v in lists.values()
     ):
         raise _fail(path, "[lists]", "each entry must be a list of strings")
-    return pack["name"], lists
+    # a list may name the lists written before it (`["torch-neuronx", "@xla-backend"]`)
+    expanded: dict[str, list[str]] = {}
+    for key, value in lists.items():
+        expanded[key] = _expand(value, expanded, path)
+    return pack["name"], expanded
 
 
-def load_pack(path: Path) -> list[Rule]:
+def _with_lists(rule: Rule, lists: dict[str, list[str]]) -> Rule:
+    return replace(rule, lists={k: tuple(v) for k, v in lists.items()})
+
+
+def load_pack(path: Path, with_code: bool = False) -> list[Rule]:
     """Read one pack: a folder (`pack.toml` with `[pack]` and `[lists]`, then one file per
     rule whose top-level keys are the rule's) or a single file with `[[rule]]` tables.
+    `with_code`: the rules' code modules may run (built-in packs: a user's pack is data, so
+    that checking a repository never runs code its configuration names).
     Raises PackError naming the file and the field."""
     if path.is_dir():
-        return _load_pack_dir(path)
+        return _load_pack_dir(path, with_code)
     data = _read_toml(path)
     name, lists = _pack_header(path, data)
     rules = data.get("rule")
     if not isinstance(rules, list) or not rules:
         raise _fail(path, "[[rule]]", "a pack needs at least one rule")
     rules = [_expand(rule, lists, path) for rule in rules]
-    return [_needs_code(path, _rule(path, name, i, r)) for i, r in enumerate(rules)]
+    return [
+        _needs_code(path, _with_lists(_rule(path, name, i, r), lists)) for i, r in enumerate(rules)
+    ]
 
 
 def rule_files(folder: Path) -> list[Path]:
@@ -356,7 +384,7 @@ def rule_files(folder: Path) -> list[Path]:
     return sorted(p for p in folder.glob("*.toml") if p.name != PACK_FILE)
 
 
-def _load_pack_dir(folder: Path) -> list[Rule]:
+def _load_pack_dir(folder: Path, with_code: bool) -> list[Rule]:
     header = folder / PACK_FILE
     name, lists = _pack_header(header, _read_toml(header))
     files = rule_files(folder)
@@ -364,14 +392,16 @@ def _load_pack_dir(folder: Path) -> list[Rule]:
         raise _fail(folder, "rules", "a pack needs at least one rule file")
     rules = []
     for file in files:
-        rule = _rule(file, name, 0, _expand(_read_toml(file), lists, file))
+        rule = _with_lists(_rule(file, name, 0, _expand(_read_toml(file), lists, file)), lists)
         code = file.with_suffix(".py")
-        rules.append(_needs_code(file, replace(rule, module=str(code) if code.is_file() else None)))
+        module = str(code) if with_code and code.is_file() else None
+        rules.append(_needs_code(file, replace(rule, module=module)))
     return rules
 
 
 def _needs_code(path: Path, rule: Rule) -> Rule:
-    """A `when` predicate or a kind "code" table needs the rule's code module."""
+    """A `when` predicate or a kind "code" table needs the rule's code module; so does a kind
+    "project" table with a fix, or one reading an item a data case cannot read."""
     if rule.module is None:
         for pattern in rule.patterns:
             if pattern.when is not None or pattern.kind == "code":
@@ -380,6 +410,19 @@ def _needs_code(path: Path, rule: Rule) -> Rule:
                     f"rule {rule.code}",
                     "`when` and kind code need a code module beside the rule file "
                     "(built-in packs only: a user's pack is data)",
+                )
+            if pattern.kind in PROJECT_KINDS and (
+                pattern.safety is not None
+                or pattern.reads not in PROJECT_DATA_ITEMS
+                or not pattern.names
+            ):
+                raise _fail(
+                    path,
+                    f"rule {rule.code}",
+                    f"the case reading {pattern.reads!r} needs a code module {path.stem}.py "
+                    "beside the rule file, in a built-in pack (a user's pack is data: a case "
+                    "has `names`, no `safety`, and reads "
+                    f"{', '.join(sorted(PROJECT_DATA_ITEMS))})",
                 )
     return rule
 
@@ -400,12 +443,12 @@ def builtin_rules_dir() -> Path:
 
 @lru_cache(maxsize=8)
 def _load_all(extra: tuple[str, ...]) -> tuple[Rule, ...]:
-    paths = sorted(p for p in builtin_rules_dir().iterdir() if (p / PACK_FILE).is_file())
-    paths += [Path(p) for p in extra]
+    builtin = sorted(p for p in builtin_rules_dir().iterdir() if (p / PACK_FILE).is_file())
+    paths = [(p, True) for p in builtin] + [(Path(p), False) for p in extra]
     rules: list[Rule] = []
     seen: dict[str, Path] = {}
-    for path in paths:
-        for rule in load_pack(path):
+    for path, with_code in paths:
+        for rule in load_pack(path, with_code):
             for key in (rule.code, rule.name):
                 if key in seen:
                     raise PackError(

@@ -18,11 +18,34 @@ MATCH_KINDS: dict[str, str] = {
     "device-string": "a string literal naming one of the devices in `names`, used as a device",
     "code": "reported by the rule's code module (`case` names the table it reports with)",
 }
-# kinds read by the project-file checker, not in Python code
-PROJECT_KINDS = frozenset({"requirement", "python-requires", "launcher", "instance-type"})
+# the kind read by the project-file checker (neuron_migrate/checkers/project), not in Python code:
+# `reads` names the item it reads (PROJECT_ITEMS); the checker or the rule's module does the
+# edit, so it takes a `safety` without an `action`
+PROJECT_KINDS = frozenset({"project"})
 # the engine's own kind: a file the checkers cannot read or parse (NM000, pack `engine`)
 UNREADABLE_KIND = "unreadable"
 ALL_KINDS = frozenset(MATCH_KINDS) | PROJECT_KINDS | {UNREADABLE_KIND}
+
+# what the project checker reads from project files, for `reads` (kind project);
+# neuron_migrate/checkers/project/api.py has the item classes a rule's module receives
+PROJECT_ITEMS: dict[str, str] = {
+    # requirements*.txt, pyproject.toml (PEP 621, Poetry), setup.cfg, setup.py, `pip install`
+    "pin": "a dependency: its name, specifier and marker; `names` are package names (globs)",
+    # an option line of a requirements file, an option of `pip install`
+    "option": "a pip option (`--index-url URL`); `names` are option names (globs)",
+    # requires-python (PEP 621), python_requires (setup.cfg, setup.py), Poetry's python
+    "python-requires": "the Python versions a project admits",
+    # `export A=1`, `A=1`, `A=1 cmd`, Docker `ENV A=1` in shell launchers and Dockerfiles
+    "env": "an environment variable set by a launcher; `names` are variable names (globs)",
+    # a simple command of a shell launcher or a Dockerfile RUN, after its variable assignments
+    "command": "a command of a launcher; `names` are the words it starts with",
+    # Dockerfile FROM
+    "image": "a base image of a Dockerfile; `names` are image names (globs, no tag)",
+    # every line (comments aside) of configs, launchers, Dockerfiles and pyproject.toml
+    "line": "a line of text of a config, launcher or pyproject.toml; `names` are regexes",
+}
+# the items a case can read without a module (its `names` say what it reports)
+PROJECT_DATA_ITEMS = frozenset({"pin", "option", "env", "command", "image", "line"})
 
 # where the matched expression sits (`where = ...`)
 WHERE: dict[str, str] = {
@@ -81,7 +104,8 @@ PATTERN_FIELDS: dict[str, str] = {
     "where": "where the expression sits (WHERE)",
     "args": "how many arguments the call passes (ARGS)",
     "when": "a predicate function of the rule's own code module that must return true",
-    "case": "kind code: the label the rule's code module reports this table with",
+    "case": "kinds code and project: the label the rule's code module reports this table with",
+    "reads": "kind project: the item it reads (PROJECT_ITEMS)",
     "action": "the edit that fixes it (ACTION_PARAMS); none: a manual finding",
     "safety": "safe or unsafe: what --fix needs to apply the action",
     "message": "this table's message (else the rule's); placeholders as in templates",

@@ -1,10 +1,12 @@
-"""Project files beside the code (pack `project`, NM901-NM905): requirements, pyproject.toml,
-setup.cfg, setup.py, shell launchers and Dockerfiles, YAML / JSON / TOML configs.
+"""Project files beside the code: requirements, pyproject.toml, setup.cfg, setup.py, shell
+launchers and Dockerfiles, YAML / JSON / TOML configs.
 
-One format module per syntax; each has `TRIGGER` (a bytes regex: could there be anything to
-find?), `analyze(text) -> [Hit]` and `apply(text, hits) -> text`. This module picks the format by
-the file name, keeps the hits of enabled rules that no `# noqa` suppresses, turns them into
-Findings, and with --fix / --diff applies the wanted fixes until nothing changes.
+One format module per syntax; each has `ITEMS` (the item types it reads), `read(text) ->
+[Item]`, `edit(text, item, replacement) -> (edit, shown replacement) | None` and `apply(text,
+edits) -> text`. This module picks the format by the file name, hands its items to the enabled
+project rules (rules.py: the rules' modules or their data cases, api.py: what they see), keeps
+the hits that no `# noqa` suppresses, turns them into Findings, and with --fix / --diff applies
+the wanted fixes until nothing changes. It knows no rule: the packs say which rules read what.
 
 setup.py is Python too: its checker runs the Python engine first and then the install_requires
 check on the (fixed) result, so one file kind gives both sets of findings and one write.
@@ -18,7 +20,6 @@ from pathlib import PurePath
 from neuron_migrate.checkers.textio import Decoded, decode
 from neuron_migrate.model import FileResult, Finding, Safety, Span
 
-PACK_CODES = ("NM901", "NM902", "NM903", "NM904", "NM905")
 MAX_FIX_ROUNDS = 3
 # configs bigger than this are data (tokenizers, datasets), not configuration
 MAX_CONFIG_BYTES = 2_000_000
@@ -77,18 +78,40 @@ def _module(fmt: str):
     }[fmt]
 
 
-def _enabled(job, relative: str) -> dict:
-    return {r.code: r for r in job.ruleset_for(relative).rules if r.code in PACK_CODES}
+def _enabled(job, relative: str):
+    from neuron_migrate.checkers.project.rules import project_rules
+
+    return project_rules(job.ruleset_for(relative).rules)
 
 
-def _findings(hits, lines, path: str, rules: dict) -> tuple[list[Finding], list]:
+def _prefilter(job, relative: str, fmt: str):
+    """The bytes regex a file of this format must match to be read (None: nothing to read)."""
+    from neuron_migrate.checkers.project.rules import prefilter
+
+    return prefilter(_enabled(job, relative), _module(fmt).ITEMS)
+
+
+def _analyze(module, text: str, rules) -> list:
+    from neuron_migrate.checkers.project import rules as dispatch
+
+    hits = []
+    for rule, report in dispatch.run(rules, module.read(text), text):
+        edit = None
+        if report.replacement is not None:
+            edit = module.edit(text, report.item, report.replacement)
+        hits.append(dispatch.hit(rule, report, edit))
+    return hits
+
+
+def _findings(hits, lines, path: str, rules) -> tuple[list[Finding], list]:
     from neuron_migrate.engine.noqa import exempt, file_exemptions, suppresses
 
+    by_code = {r.rule.code: r.rule for r in rules}
     findings, live = [], []
     exempted = file_exemptions(lines.text)
     for hit in hits:
-        rule = rules.get(hit.code)
-        if rule is None or exempt(exempted, hit.code):
+        rule = by_code[hit.code]
+        if exempt(exempted, hit.code):
             continue
         source = lines.content(hit.line)
         if suppresses(source, hit.code):
@@ -126,22 +149,23 @@ def _check_text(text: str, path: str, job, relative: str, fmt: str) -> FileResul
     result = FileResult(path=path, original_source=text)
     rules = _enabled(job, relative)
     module = _module(fmt)
-    if not rules or not module.TRIGGER.search(text.encode("utf-8", "surrogatepass")):
+    trigger = _prefilter(job, relative, fmt)
+    if trigger is None or not trigger.search(text.encode("utf-8", "surrogatepass")):
         return result
     original = text
     try:
-        findings, live = _findings(module.analyze(text), Lines(text), path, rules)
+        findings, live = _findings(_analyze(module, text, rules), Lines(text), path, rules)
         if job.options.rewrites:
             for _ in range(MAX_FIX_ROUNDS):
                 chosen = [hit for hit, finding in live if _wanted(finding, job.options)]
                 if not chosen:
                     break
-                new = module.apply(text, chosen)
+                new = module.apply(text, [hit.edit for hit in chosen])
                 if new == text:
                     break
                 result.applied += len(chosen)
                 text = new
-                findings, live = _findings(module.analyze(text), Lines(text), path, rules)
+                findings, live = _findings(_analyze(module, text, rules), Lines(text), path, rules)
     except ProjectParseError as exc:
         span = Span(exc.line, exc.col, exc.line, exc.col)
         result.findings = [problem(path, str(exc), span)]
@@ -192,7 +216,10 @@ class ProjectKind:
         fmt = format_name(relative) or "configs"
         if fmt == "configs" and len(data) > MAX_CONFIG_BYTES:
             return False
-        return fmt == "setuppy" or bool(_module(fmt).TRIGGER.search(data))
+        if fmt == "setuppy":
+            return True
+        trigger = _prefilter(job, relative, fmt)
+        return trigger is not None and trigger.search(data) is not None
 
     def decode(self, data: bytes) -> Decoded:
         return decode(data)

@@ -1,47 +1,53 @@
-"""Instance types in configs (NM905): YAML, JSON and TOML files, and the other formats' lines.
+"""YAML, JSON and TOML configs: their lines, for rules that look for text (instance types).
 
-Lines are scanned for instance-type strings only (`trn1.32xlarge`, `inf2.xlarge`,
-`ml.trn1.2xlarge`): no YAML or JSON parser is needed to find them, and nothing else in these
-files is reported."""
+No YAML or JSON parser is needed for that, and nothing else in these files is read. Comment
+lines are not items, and a neuron-migrate rule file (one rule, or a pack of `[[rule]]`s), which
+quotes legacy files in its examples, has none."""
 
 from __future__ import annotations
 
 import re
 
-from neuron_migrate.checkers.project import facts
-from neuron_migrate.checkers.project.core import Hit, Lines
+from neuron_migrate.checkers.project.api import Item, Line, Word
+from neuron_migrate.checkers.project.core import Lines, TextEdit, apply_edits
 
-TRIGGER = re.compile(rb"trn1|inf1|inf2")
-# a neuron-migrate rule file (one rule, or a pack of `[[rule]]`s) quotes legacy files in its
-# examples
+ITEMS = frozenset({"line"})
 _RULE_FILE = re.compile(r"(?m)^(\[pack\]|\[\[match\]\]|\[\[rule\]\])\s*$")
 
 
-def instance_hits(lines: Lines) -> list[Hit]:
-    hits = []
+def line_items(lines: Lines) -> list[Item]:
+    """Every line that is not a comment (a comment that mentions a thing is not config)."""
+    items: list[Item] = []
     for number in range(1, len(lines) + 1):
         text = lines.content(number)
-        if text.lstrip().startswith("#"):
-            continue  # a comment that mentions an instance is not a config
-        for found in facts.INSTANCE_RE.finditer(text):
-            hits.append(
-                Hit(
-                    code="NM905",
-                    line=number,
-                    col=found.start() + 1,
-                    end_col=found.end() + 1,
-                    message=f"`{found.group()}` is an instance type TorchNeuron does not run on "
-                    f"(Trn2 and Trn3 only): use {facts.SUPPORTED_INSTANCES}",
-                )
-            )
-    return hits
+        if not text.lstrip().startswith("#"):
+            items.append(Line(number, 1, len(text) + 1, None, text))
+    return items
 
 
-def analyze(text: str) -> list[Hit]:
+def read(text: str) -> list[Item]:
     if _RULE_FILE.search(text) and ("[[rule]]" in text or "[[match]]" in text):
         return []
-    return instance_hits(Lines(text))
+    return line_items(Lines(text))
 
 
-def apply(text: str, hits: list[Hit]) -> str:
-    return text  # NM905 has no fix
+def text_edit(text: str, item: Item, replacement: str) -> tuple[TextEdit, str] | None:
+    """The edit of a line (replaced whole; "" removes it with its line ending), or of a part
+    of a line or a word of a command (`Line.part`, `Command.words`); None for other items."""
+    lines = Lines(text)
+    if isinstance(item, Line):
+        if replacement == "":
+            return lines.whole_line(item.line), replacement
+        start = lines.offset(item.line)
+        return TextEdit(start, start + len(lines.content(item.line)), replacement), replacement
+    if type(item) in (Item, Word):
+        start, end = lines.offset(item.line, item.col), lines.offset(item.line, item.end_col)
+        return TextEdit(start, end, replacement), replacement
+    return None
+
+
+edit = text_edit
+
+
+def apply(text: str, edits: list[TextEdit]) -> str:
+    return apply_edits(text, edits)

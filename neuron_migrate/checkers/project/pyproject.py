@@ -1,6 +1,6 @@
 """pyproject.toml: PEP 621 `dependencies`, `optional-dependencies` and `requires-python`, and
 Poetry's `[tool.poetry.dependencies]` (and groups). Read with tomllib, edited with tomlkit so
-comments and formatting stay; instance types anywhere in the file (NM905)."""
+comments and formatting stay; and its lines, for rules that look for text."""
 
 from __future__ import annotations
 
@@ -8,11 +8,13 @@ import re
 
 from packaging.requirements import Requirement
 
-from neuron_migrate.checkers.project import configs, deps, facts
-from neuron_migrate.checkers.project.core import Hit, Lines, ProjectParseError
+from neuron_migrate.checkers.project.api import Item, Pin, PythonRequires, parse_requirement
+from neuron_migrate.checkers.project.configs import line_items, text_edit
+from neuron_migrate.checkers.project.core import Lines, ProjectParseError, TextEdit, apply_edits
+from neuron_migrate.checkers.project.pins import split_marker
 from neuron_migrate.config.tomlread import tomllib
 
-TRIGGER = re.compile(rb"(?i)torch|neuron|xla|trn1|inf1|inf2")
+ITEMS = frozenset({"pin", "python-requires", "line"})
 _HEADER = re.compile(r"^\s*\[\[?\s*([^\]]+?)\s*\]\]?\s*(#.*)?$")
 
 
@@ -95,14 +97,14 @@ def _poetry_specifier(constraint: str) -> str:
     return ",".join(parts)
 
 
-def analyze(text: str) -> list[Hit]:
+def read(text: str) -> list[Item]:
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ProjectParseError(f"not valid TOML: {exc}") from None
     lines = Lines(text)
     where = _Locator(lines)
-    found: list[deps.Dep] = []
+    found: list[Item] = []
     project = data.get("project") if isinstance(data.get("project"), dict) else {}
 
     def pep621(values, table: str, key: str, path: tuple):
@@ -112,12 +114,13 @@ def analyze(text: str) -> list[Hit]:
         for index, value in enumerate(values):
             if not isinstance(value, str):
                 continue
-            requirement = deps.parse(value)
+            requirement = parse_requirement(value)
             spot = where.string(value, start)
             if requirement is None or spot is None:
                 continue
             start = spot[0]
-            found.append(deps.Dep(value, spot[0], spot[1], requirement, (*path, index)))
+            line, col = spot
+            found.append(Pin(line, col, col + len(value), (*path, index), value, requirement))
 
     pep621(project.get("dependencies"), "project", "dependencies", ("project", "dependencies"))
     optional = project.get("optional-dependencies")
@@ -129,12 +132,20 @@ def analyze(text: str) -> list[Hit]:
                 group,
                 ("project", "optional-dependencies", group),
             )
+    requires = project.get("requires-python")
+    number = where.key_line("project", "requires-python")
+    if isinstance(requires, str) and number:
+        col = lines.content(number).find(requires) + 1
+        found.append(
+            PythonRequires(
+                number, col, col + len(requires), ("requires-python",), requires, requires
+            )
+        )
     poetry = data.get("tool", {}).get("poetry", {}) if isinstance(data.get("tool"), dict) else {}
     tables = [("tool.poetry.dependencies", poetry.get("dependencies"))]
     for group, body in (poetry.get("group") or {}).items():
         if isinstance(body, dict):
             tables.append((f"tool.poetry.group.{group}.dependencies", body.get("dependencies")))
-    python_spec = None
     for table, values in tables:
         if not isinstance(values, dict):
             continue
@@ -147,46 +158,41 @@ def analyze(text: str) -> list[Hit]:
                 continue
             line = lines.content(number)
             col = line.find(name) + 1
-            if name == "python":
-                python_spec = (_poetry_specifier(constraint), number, table, value)
-                continue
             spec = _poetry_specifier(constraint)
+            if name == "python":
+                shown = value if isinstance(value, str) else spec
+                found.append(
+                    PythonRequires(
+                        number, col, len(line) + 1, ("poetry-python", table), spec, shown
+                    )
+                )
+                continue
             try:
                 requirement = Requirement(f"{name}{spec}")
             except Exception:  # noqa: BLE001 - a constraint packaging cannot read: skip it
                 continue
             shown = line.strip().split("#")[0].strip()
-            dep = deps.Dep(shown, number, col, requirement, ("poetry", table, name))
-            found.append(dep)
-    hits = deps.check(found)
-    for hit in hits:
-        if hit.edit is not None and hit.edit.where[0] == "poetry":
-            hit.replacement = _poetry_replacement(hit)
-    if deps.neuron_project(found):
-        requires = project.get("requires-python")
-        number = where.key_line("project", "requires-python")
-        if isinstance(requires, str) and number and deps.old_python(requires):
-            col = lines.content(number).find(requires) + 1
-            hits.append(
-                deps.python_hit(requires, number, col, col + len(requires), ("requires-python",))
+            found.append(
+                Pin(number, col, col + len(shown), ("poetry", table, name), shown, requirement)
             )
-        if python_spec and deps.old_python(python_spec[0]):
-            spec, number, table, value = python_spec
-            shown = value if isinstance(value, str) else spec
-            col = lines.content(number).find("python") + 1
-            hits.append(
-                deps.python_hit(
-                    shown, number, col, len(lines.content(number)) + 1, ("poetry-python", table)
-                )
-            )
-    return hits + configs.instance_hits(lines)
+    return found + line_items(lines)
 
 
-def _poetry_replacement(hit: Hit) -> str:
+def edit(text: str, item: Item, replacement: str) -> tuple[object, str] | None:
+    """A pin or python-requires: the key path of the value and its new text, for tomlkit;
+    a line or a part of one: a text edit."""
+    if not isinstance(item, (Pin, PythonRequires)):
+        return text_edit(text, item, replacement)
+    if item.where[0] == "poetry":
+        replacement = _poetry_replacement(replacement)
+    return (item.where, replacement), replacement
+
+
+def _poetry_replacement(replacement: str) -> str:
     """What a Poetry dependency line becomes: `torch-neuronx = "2.14.*"`, or "" (removed)."""
-    if hit.replacement == "":
+    if replacement == "":
         return ""
-    requirement = Requirement(deps.split_marker(hit.replacement)[0])
+    requirement = Requirement(split_marker(replacement)[0])
     version = str(requirement.specifier).removeprefix("==")
     return f'{requirement.name} = "{version}"'
 
@@ -199,31 +205,35 @@ def _new_string(old, value: str):
     return tomlkit.string(value, literal=literal)
 
 
-def apply(text: str, hits: list[Hit]) -> str:
+def apply(text: str, edits: list) -> str:
+    """Text edits first (they do not move keys), then the values by key path with tomlkit."""
     import tomlkit
 
+    text = apply_edits(text, [e for e in edits if isinstance(e, TextEdit)])
+    values = [e for e in edits if not isinstance(e, TextEdit)]
+    if not values:
+        return text
     doc = tomlkit.parse(text)
     removals = []
-    for hit in hits:
-        where = hit.edit.where if isinstance(hit.edit, deps.Dep) else hit.edit
+    for where, replacement in values:
         if where[0] == "requires-python":
             doc["project"]["requires-python"] = _new_string(
-                doc["project"]["requires-python"], hit.replacement
+                doc["project"]["requires-python"], replacement
             )
         elif where[0] == "poetry-python":
             table = _table(doc, where[1])
             old = table["python"]
             if isinstance(old, str):
-                table["python"] = _new_string(old, hit.replacement)
+                table["python"] = _new_string(old, replacement)
             else:
-                old["version"] = hit.replacement
+                old["version"] = replacement
         elif where[0] == "poetry":
             table = _table(doc, where[1])
             name = where[2]
-            if hit.replacement == "":
+            if replacement == "":
                 removals.append((table, name))
                 continue
-            new_name, _, version = hit.replacement.partition(" = ")
+            new_name, _, version = replacement.partition(" = ")
             version = version.strip('"')
             old = table[name]
             if isinstance(old, str):
@@ -239,10 +249,10 @@ def apply(text: str, hits: list[Hit]) -> str:
             array = doc
             for key in where[:-1]:
                 array = array[key]
-            if hit.replacement == "":
+            if replacement == "":
                 removals.append((array, where[-1]))
             else:
-                array[where[-1]] = _new_string(array[where[-1]], hit.replacement)
+                array[where[-1]] = _new_string(array[where[-1]], replacement)
     # remove from the end so the other indexes stay right
     for container, key in sorted(
         removals, key=lambda r: (id(r[0]), r[1] if isinstance(r[1], int) else -1), reverse=True
@@ -268,6 +278,3 @@ def _rename(table, old: str, new: str, value) -> None:
             table[new] = value
         else:
             table[key] = item
-
-
-__all__ = ["analyze", "apply", "facts"]

@@ -7,16 +7,10 @@ from __future__ import annotations
 import configparser
 import re
 
-from neuron_migrate.checkers.project import deps
-from neuron_migrate.checkers.project.core import (
-    Hit,
-    Lines,
-    ProjectParseError,
-    TextEdit,
-    apply_edits,
-)
+from neuron_migrate.checkers.project.api import Item, Pin, PythonRequires, parse_requirement
+from neuron_migrate.checkers.project.core import Lines, ProjectParseError, TextEdit, apply_edits
 
-TRIGGER = re.compile(rb"(?i)torch|neuron|xla")
+ITEMS = frozenset({"pin", "python-requires"})
 _SECTION = re.compile(r"^\[([^\]]+)\]")
 _KEY = re.compile(r"^([A-Za-z0-9_.-]+)\s*[=:]\s*(.*)$")
 _COMMENT = re.compile(r"(^|\s)#.*$")
@@ -47,51 +41,36 @@ def _entries(lines: Lines):
             yield section, key, number, col, value.strip()
 
 
-def analyze(text: str) -> list[Hit]:
+def read(text: str) -> list[Item]:
     parser = configparser.ConfigParser(interpolation=None)
     try:
         parser.read_string(text)
     except configparser.Error as exc:
         raise ProjectParseError(f"not a valid setup.cfg: {exc.message}") from None
-    lines = Lines(text)
-    found: list[deps.Dep] = []
-    python = None
-    for section, key, number, col, value in _entries(lines):
+    found: list[Item] = []
+    for section, key, number, col, value in _entries(Lines(text)):
         if (
             section == "options"
             and key == "install_requires"
             or section == ("options.extras_require")
         ):
-            requirement = deps.parse(value)
+            requirement = parse_requirement(value)
             if requirement is not None and not requirement.url:
-                found.append(deps.Dep(value, number, col, requirement))
+                found.append(Pin(number, col, col + len(value), None, value, requirement))
         elif section == "options" and key == "python_requires":
-            python = (value, number, col)
-    hits = deps.check(found)
-    if python and deps.neuron_project(found) and deps.old_python(python[0]):
-        value, number, col = python
-        start = lines.offset(number, col)
-        hits.append(
-            deps.python_hit(
-                value,
-                number,
-                col,
-                col + len(value),
-                TextEdit(start, start + len(value), deps.PYTHON_FIX),
-            )
-        )
-    for hit in hits:
-        dep = hit.edit
-        if isinstance(dep, deps.Dep):
-            if hit.replacement == "" and lines.content(dep.line)[:1] in " \t":
-                hit.edit = lines.whole_line(dep.line)
-            elif hit.replacement == "":
-                hit.edit = hit.safety = hit.replacement = None  # `key = value` line: by hand
-            else:
-                start = lines.offset(dep.line, dep.col)
-                hit.edit = TextEdit(start, start + len(dep.text), hit.replacement)
-    return hits
+            found.append(PythonRequires(number, col, col + len(value), None, value, value))
+    return found
 
 
-def apply(text: str, hits: list[Hit]) -> str:
-    return apply_edits(text, [h.edit for h in hits])
+def edit(text: str, item: Item, replacement: str) -> tuple[TextEdit, str] | None:
+    lines = Lines(text)
+    start = lines.offset(item.line, item.col)
+    if replacement != "":
+        return TextEdit(start, start + item.end_col - item.col, replacement), replacement
+    if lines.content(item.line)[:1] in " \t":
+        return lines.whole_line(item.line), replacement
+    return None  # the requirement on the `key = value` line: by hand
+
+
+def apply(text: str, edits: list[TextEdit]) -> str:
+    return apply_edits(text, edits)

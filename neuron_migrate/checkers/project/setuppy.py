@@ -7,10 +7,10 @@ from __future__ import annotations
 import ast
 import re
 
-from neuron_migrate.checkers.project import deps
-from neuron_migrate.checkers.project.core import Hit, Lines, TextEdit, apply_edits
+from neuron_migrate.checkers.project.api import Item, Pin, PythonRequires, parse_requirement
+from neuron_migrate.checkers.project.core import Lines, TextEdit, apply_edits
 
-TRIGGER = re.compile(rb"(?i)torch|neuron|xla")
+ITEMS = frozenset({"pin", "python-requires"})
 
 
 def _char_col(line: str, byte_col: int) -> int:
@@ -48,22 +48,21 @@ def _strings(node: ast.AST | None, names: dict[str, ast.AST]) -> list[ast.Consta
     return []
 
 
-def analyze(text: str) -> list[Hit]:
+def read(text: str) -> list[Item]:
     try:
         tree = ast.parse(text)
     except SyntaxError:
         return []  # the Python checker reports it
     lines = Lines(text)
     names = _literals(tree)
-    found: list[deps.Dep] = []
-    python = None
+    found: list[Item] = []
     for call in _setup_calls(tree):
         for keyword in call.keywords:
             if keyword.arg in ("install_requires", "extras_require", "setup_requires"):
                 for node in _strings(keyword.value, names):
                     if node.lineno != node.end_lineno:
                         continue
-                    requirement = deps.parse(node.value)
+                    requirement = parse_requirement(node.value)
                     if requirement is None or requirement.url:
                         continue
                     line = lines.content(node.lineno)
@@ -71,44 +70,43 @@ def analyze(text: str) -> list[Hit]:
                     end = _char_col(line, node.end_col_offset)
                     if line[col - 1 : end - 1][1:-1] != node.value:
                         continue  # escapes or implicit concatenation: leave it
-                    found.append(deps.Dep(node.value, node.lineno, col + 1, requirement, end))
+                    found.append(
+                        Pin(
+                            node.lineno,
+                            col + 1,
+                            col + 1 + len(node.value),
+                            end,
+                            node.value,
+                            requirement,
+                        )
+                    )
             elif keyword.arg == "python_requires" and isinstance(keyword.value, ast.Constant):
                 python = keyword.value
-    hits = deps.check(found)
-    for hit in hits:
-        dep = hit.edit
-        if not isinstance(dep, deps.Dep):
-            continue
-        start = lines.offset(dep.line, dep.col)
-        if hit.replacement != "":
-            hit.edit = TextEdit(start, start + len(dep.text), hit.replacement)
-            continue
-        # removal: the element, its comma and the spaces after it; its line when alone there
-        line = lines.content(dep.line)
-        after = re.match(r"\s*,?\s*(#.*)?$", line[dep.where - 1 :])
-        if line[: dep.col - 2].strip() == "" and after:
-            hit.edit = lines.whole_line(dep.line)
-        else:
-            rest = re.match(r"\s*,\s*", line[dep.where - 1 :])
-            cut = dep.where - 1 + (rest.end() if rest else 0)
-            hit.edit = TextEdit(start - 1, lines.offset(dep.line, 1) + cut, "")
-    if python is not None and isinstance(python.value, str) and deps.neuron_project(found):
-        if deps.old_python(python.value) and python.lineno == python.end_lineno:
-            line = lines.content(python.lineno)
-            col = _char_col(line, python.col_offset) + 1
-            start = lines.offset(python.lineno, col)
-            value = python.value
-            hits.append(
-                deps.python_hit(
-                    value,
-                    python.lineno,
-                    col,
-                    col + len(value),
-                    TextEdit(start, start + len(value), deps.PYTHON_FIX),
-                )
-            )
-    return hits
+                if isinstance(python.value, str) and python.lineno == python.end_lineno:
+                    line = lines.content(python.lineno)
+                    col = _char_col(line, python.col_offset) + 1
+                    value = python.value
+                    found.append(
+                        PythonRequires(python.lineno, col, col + len(value), None, value, value)
+                    )
+    return found
 
 
-def apply(text: str, hits: list[Hit]) -> str:
-    return apply_edits(text, [h.edit for h in hits])
+def edit(text: str, item: Item, replacement: str) -> tuple[TextEdit, str] | None:
+    lines = Lines(text)
+    start = lines.offset(item.line, item.col)
+    if replacement != "":
+        return TextEdit(start, start + item.end_col - item.col, replacement), replacement
+    # removal: the element, its comma and the spaces after it; its line when alone there
+    line = lines.content(item.line)
+    closing = item.where  # the column after the closing quote
+    after = re.match(r"\s*,?\s*(#.*)?$", line[closing - 1 :])
+    if line[: item.col - 2].strip() == "" and after:
+        return lines.whole_line(item.line), replacement
+    rest = re.match(r"\s*,\s*", line[closing - 1 :])
+    cut = closing - 1 + (rest.end() if rest else 0)
+    return TextEdit(start - 1, lines.offset(item.line, 1) + cut, ""), replacement
+
+
+def apply(text: str, edits: list[TextEdit]) -> str:
+    return apply_edits(text, edits)
