@@ -7,10 +7,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from neuron_migrate.checkers import kind_named
-from neuron_migrate.checkers.base import PARSE_ERROR, Job, Options, check_file, problem
+from neuron_migrate.checkers.base import (
+    PARSE_ERROR,
+    Job,
+    Options,
+    check_file,
+    finding_key,
+    problem,
+)
 from neuron_migrate.config.settings import Settings, covers, ignored_codes_for, select_rules
 from neuron_migrate.model import FileResult, Finding
-from neuron_migrate.packs.loader import Rule, load_rules
+from neuron_migrate.packs.docs import ExampleRun
+from neuron_migrate.packs.loader import Example, Rule, load_rules
 from neuron_migrate.workspace import filekinds
 from neuron_migrate.workspace.cache import Cache
 from neuron_migrate.workspace.discovery import discover, resolve
@@ -50,9 +58,9 @@ def _display(path: Path) -> str:
         return str(path)
 
 
-def _relative(path: Path, root: Path) -> str:
+def _relative(path: Path, root: Path, real: Path | None = None) -> str:
     try:
-        return resolve(path).relative_to(root).as_posix()
+        return (real or resolve(path)).relative_to(root).as_posix()
     except ValueError:
         return path.as_posix()
 
@@ -70,6 +78,16 @@ def check_one(path: Path, display: str, relative: str, job: Job) -> FileResult:
     is read as Python, as ruff does)."""
     kind = kind_named(filekinds.kind_of(path) or "python")
     return check_file(kind, path, display, relative, job)
+
+
+def cached_result(path: Path, display: str, relative: str, cache: Cache) -> FileResult | None:
+    """The cached result of a file whose bytes have not changed, or None."""
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    findings = cache.get(relative, data, display)
+    return None if findings is None else FileResult(display, findings=findings)
 
 
 def _work(item: tuple[str, str, str]) -> FileResult:
@@ -103,11 +121,26 @@ def run(
         if found.problem:
             result.files.append(FileResult(display, findings=[problem(display, found.problem)]))
             continue
-        items.append((str(found.path), display, _relative(found.path, settings.root)))
+        items.append((str(found.path), display, _relative(found.path, settings.root, found.real)))
     jobs = jobs or os.cpu_count() or 1
     result.checked = len(items)
+    relatives = {display: relative for _path, display, relative in items}
     if progress is not None:
         progress.start(len(items))
+    if store is not None and not options.rewrites:
+        # cache hits are served here, before any worker starts: a re-run of an unchanged tree
+        # costs a read and a hash per file (check_file caches every kind of file, and a file
+        # the prefilter skips too)
+        misses = []
+        for item in items:
+            hit = cached_result(Path(item[0]), item[1], item[2], store)
+            if hit is None:
+                misses.append(item)
+                continue
+            result.files.append(hit)
+            if progress is not None:
+                progress.advance()
+        items = misses
     if jobs > 1 and len(items) >= POOL_THRESHOLD:
         # one file at a time to each worker: the progress bar moves per file, and a worker
         # that dies takes only its own file with it (workspace.pool)
@@ -128,7 +161,6 @@ def run(
             result.files.append(check_one(Path(path), display, relative, job))
             if progress is not None:
                 progress.advance()
-    relatives = {display: relative for _path, display, relative in items}
     for file in result.files:
         unreadable_as_warnings(file, settings, rules, relatives.get(file.path, file.path))
     result.files.sort(key=lambda r: r.path)
@@ -156,13 +188,38 @@ def unreadable_as_warnings(
     return file
 
 
-def run_source(text: str, filename: str, settings: Settings, options: Options) -> FileResult:
-    """Check source text given directly (stdin, editors, tests)."""
-    rules = enabled_rules(settings)
-    job = Job(rules, settings, options)
+def make_job(settings: Settings, options: Options) -> Job:
+    """What checking shares across files; a caller checking many texts keeps one (editors)."""
+    return Job(enabled_rules(settings), settings, options)
+
+
+def run_source(
+    text: str, filename: str, settings: Settings, options: Options, job: Job | None = None
+) -> FileResult:
+    """Check source text given directly (stdin, editors, tests). `job`: one from make_job with
+    the same settings and options, to reuse its rule sets."""
+    job = job or make_job(settings, options)
     relative = _relative(Path(filename), settings.root)
     file = check_text(text, filename, job, relative)
-    return unreadable_as_warnings(file, settings, rules, relative)
+    return unreadable_as_warnings(file, settings, job.rules, relative)
+
+
+def fix_source(
+    text: str,
+    filename: str,
+    settings: Settings,
+    findings: list[Finding] | None = None,
+    unsafe_fixes: bool = False,
+) -> FileResult:
+    """Fix source text: every fixable finding, or only `findings` (found in this same text by
+    run_source) in one round. The new text is `fixed_source` (None: nothing changed)."""
+    return run_source(text, filename, settings, fix_options(findings, unsafe_fixes))
+
+
+def fix_options(findings: list[Finding] | None = None, unsafe_fixes: bool = False) -> Options:
+    """The options that fix every fixable finding, or only `findings`."""
+    only = None if findings is None else frozenset(finding_key(f) for f in findings)
+    return Options(fix=True, unsafe_fixes=unsafe_fixes, only=only)
 
 
 def check_text(text: str, filename: str, job: Job, relative: str | None = None) -> FileResult:
@@ -172,3 +229,69 @@ def check_text(text: str, filename: str, job: Job, relative: str | None = None) 
     if not kind.wants(text.encode("utf-8", "surrogatepass"), job, relative):
         return FileResult(filename, original_source=text)
     return kind.check_text(text, filename, job, relative)
+
+
+def _example_job(example: Example, packs: tuple[str, ...], jobs: dict, fix: bool) -> Job:
+    unsafe = bool(example.settings.get("unsafe-fixes", False))
+    key = (
+        str(example.settings.get("target-device", "neuron")),
+        bool(example.settings.get("compile", False)),
+        unsafe,
+        fix,
+    )
+    if key not in jobs:
+        settings = Settings(target_device=key[0], compile=key[1], packs=packs)
+        options = Options(fix=fix, unsafe_fixes=unsafe)
+        jobs[key] = Job(enabled_rules(settings), settings, options)
+    return jobs[key]
+
+
+def _check_example(example: Example, job: Job) -> FileResult:
+    return check_text(example.before, example.file, job, example.file)
+
+
+def _run_example(rule: Rule, example: Example, packs: tuple[str, ...], jobs: dict) -> ExampleRun:
+    job = _example_job(example, packs, jobs, fix=False)
+    result = _check_example(example, job)
+    own = tuple((f.span.line, f.message) for f in result.findings if f.code == rule.code)
+    fixed: list[str] = []
+    reported: list[str] = []
+    for finding in result.findings:
+        if finding.code == rule.code:
+            continue
+        label = f"{finding.code} ({finding.name})"
+        applies = finding.fix is not None and (
+            finding.fix.safety.value == "safe" or job.options.unsafe_fixes
+        )
+        target = fixed if applies else reported
+        if label not in target:
+            target.append(label)
+    reported = [label for label in reported if label not in fixed]
+    if fixed and example.after is not None and rule.fix_safety != "manual":
+        # the example's `after` is this rule's fix: other rules change the code only when
+        # fixing with every rule writes something else
+        everything = _check_example(example, _example_job(example, packs, jobs, fix=True))
+        if (everything.fixed_source or example.before) == example.after:
+            fixed = []
+    return ExampleRun(own, tuple(fixed), tuple(reported))
+
+
+def example_runs(
+    rules: tuple[Rule, ...], packs: tuple[str, ...] = ()
+) -> dict[str, tuple[ExampleRun, ...]]:
+    """code -> what `check` prints for each of the rule's examples, every rule enabled and the
+    example's own settings (target device, compile, unsafe fixes); no project configuration is
+    read, so the pages are the same wherever they are generated."""
+    jobs: dict = {}
+    return {
+        rule.code: tuple(_run_example(rule, example, packs, jobs) for example in rule.examples)
+        for rule in rules
+    }
+
+
+def rule_page(rule: Rule, packs: tuple[str, ...] = ()) -> str:
+    """The `explain` page of one rule, with what `check` prints for each of its examples (for
+    the CLI, editors' hovers and any other caller: `packs.docs.explain` needs the runs)."""
+    from neuron_migrate.packs import docs
+
+    return docs.explain(rule, example_runs((rule,), packs)[rule.code])

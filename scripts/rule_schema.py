@@ -66,7 +66,7 @@ MATCH_TYPES: dict[str, dict[str, Any]] = {
         {
             **vocabulary.MATCH_KINDS,
             **{k: "read by the project-file checker" for k in vocabulary.PROJECT_KINDS},
-            vocabulary.UNREADABLE_KIND: "a file the checkers cannot read or parse (NM000)",
+            vocabulary.UNREADABLE_KIND: "the engine's own: a file it cannot read or parse",
         },
         vocabulary.PATTERN_FIELDS["kind"],
     ),

@@ -17,7 +17,7 @@ from neuron_migrate.checkers.textio import Decoded, DecodeProblem, write_atomic
 from neuron_migrate.config.settings import Settings, Target, ignored_codes_for
 from neuron_migrate.config.settings import covers as settings_covers
 from neuron_migrate.engine.ruleset import RuleSet
-from neuron_migrate.model import FileResult, Finding, Severity, Span
+from neuron_migrate.model import FileResult, Finding, Safety, Severity, Span
 from neuron_migrate.packs.loader import Rule
 
 PARSE_ERROR = ("NM000", "parse-error")
@@ -28,10 +28,26 @@ class Options:
     fix: bool = False
     unsafe_fixes: bool = False
     diff: bool = False
+    # fix only the findings with these keys (finding_key: code, cell, line, column), in one
+    # round; None: every fixable finding (editors fix one finding at a time)
+    only: frozenset[tuple[str, int, int, int]] | None = None
 
     @property
     def rewrites(self) -> bool:
         return self.fix or self.diff
+
+    def wants_fix(self, finding: Finding) -> bool:
+        """Is this finding's fix one to apply: safe (or unsafe when allowed), and chosen?"""
+        fix = finding.fix
+        if fix is None or (fix.safety is not Safety.SAFE and not self.unsafe_fixes):
+            return False
+        return self.only is None or finding_key(finding) in self.only
+
+
+def finding_key(finding: Finding) -> tuple[str, int, int, int]:
+    """What names one finding of a text (for Options.only): code, cell (0 outside notebooks),
+    line and column."""
+    return (finding.code, finding.cell or 0, finding.span.line, finding.span.column)
 
 
 @dataclass
@@ -172,13 +188,15 @@ def check_file(kind: FileKind, path: Path, display: str, relative: str, job: Job
         return FileResult(
             display, findings=[problem(display, f"cannot read: {exc.strerror or exc}")]
         )
-    if not kind.wants(data, job, relative):
-        return FileResult(display)
     cache = job.cache if not job.options.rewrites else None
     if cache is not None:
         cached = cache.get(relative, data, display)
         if cached is not None:
             return FileResult(display, findings=cached)
+    if not kind.wants(data, job, relative):
+        if cache is not None:
+            cache.put(relative, data, [])  # the prefilter costs more than a cache hit
+        return FileResult(display)
     try:
         decoded = kind.decode(data)
     except DecodeProblem as exc:

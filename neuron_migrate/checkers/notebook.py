@@ -507,6 +507,17 @@ def _map(finding: Finding, joined: Joined) -> Finding:
     return replace(finding, cell=start[0], span=Span(start[1], span.column, end_line, end_column))
 
 
+def _joined_keys(keys: frozenset, joined: Joined) -> frozenset:
+    """Findings named by cell and line (Options.only) as the joined text names them (a
+    magic's placeholder keeps the columns of the line it stands for)."""
+    line_of = {where: line for line, where in joined.where.items()}
+    out = set()
+    for code, cell, line, column in keys:
+        if (cell, line) in line_of:
+            out.add((code, 0, line_of[(cell, line)], column))
+    return frozenset(out)
+
+
 def _load(text: str) -> dict:
     try:
         nb = json.loads(text)
@@ -537,6 +548,10 @@ def check_notebook_source(text: str, path: str, job, relative: str | None = None
         result.warnings.append(f"{path}:cell {index}: a `{magic}` cell: not checked")
     changed: dict[int, str] = {}
     if joined.cells:
+        if job.options.only is not None:
+            job = replace(
+                job, options=replace(job.options, only=_joined_keys(job.options.only, joined))
+            )
         inner = check_source(joined.text, path, job, relative)
         kept = [f for f in inner.findings if not joined.uses_line or f.span.line < joined.uses_line]
         result.findings = [_map(f, joined) for f in kept]

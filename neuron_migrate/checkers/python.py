@@ -11,7 +11,6 @@ from dataclasses import dataclass, field
 
 from neuron_migrate.checkers.base import (
     Job,
-    Options,
     VerifyError,
     covers,
     problem,
@@ -20,7 +19,7 @@ from neuron_migrate.checkers.textio import Decoded, decode
 from neuron_migrate.config.settings import ignored_codes_for
 from neuron_migrate.engine.errors import RuleError
 from neuron_migrate.engine.ruleset import RuleSet
-from neuron_migrate.model import FileResult, Finding, Fix, Safety, Span
+from neuron_migrate.model import FileResult, Finding, Fix, Span
 
 __all__ = ["PYTHON", "analyze", "check_source", "fix_text"]
 
@@ -243,7 +242,7 @@ def analyze(text: str, path: str, job: Job, ruleset: RuleSet) -> Analysis:
             )
     module = cst.parse_module(text)
     table = collect_imports(module)
-    matcher = Matcher(module, table, ruleset, job.target, {"compile": job.settings.compile})
+    matcher = Matcher(module, table, ruleset, job.target, job.settings.flags())
     module.visit(matcher)
     hits = matcher.hits
     spans = node_spans(module, [h.node for h in hits])
@@ -301,11 +300,6 @@ def noqa_notes(
     return notes
 
 
-def _wanted(finding: Finding, options: Options) -> bool:
-    fix = finding.fix
-    return fix is not None and (fix.safety is Safety.SAFE or options.unsafe_fixes)
-
-
 def legacy_import_names(job: Job, relative: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """The imports a fix removes once nothing uses them: those of every pack's unused-import
     rule, unless the user switched that rule off (ignoring the xla pack's unused-import rule
@@ -335,7 +329,7 @@ def fix_text(
     analysis = analyze(text, path, job, ruleset)
     fixed = 0
     for _ in range(MAX_FIX_ROUNDS):
-        chosen = [hit for hit, finding in analysis.live if _wanted(finding, job.options)]
+        chosen = [hit for hit, finding in analysis.live if job.options.wants_fix(finding)]
         if not chosen:
             break
         editing = [h for h in chosen if h.pattern.kind != UNUSED_IMPORT_KIND]
@@ -348,6 +342,8 @@ def fix_text(
         fixed += len(chosen)
         text = new_text
         analysis = analyze(text, path, job, ruleset)
+        if job.options.only is not None:
+            break  # the chosen findings' positions name nothing in the new text
     return text, fixed, analysis
 
 

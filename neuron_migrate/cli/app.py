@@ -301,6 +301,9 @@ def check(
                 from neuron_migrate.report.sarif import compute_fixes
 
                 context.fixes = compute_fixes(result.files, settings)
+                from neuron_migrate.api import example_runs
+
+                context.examples = example_runs(all_rules, settings.packs)
             out.write(render(output_format, findings, context))
         if not machine and not quiet and not nothing:
             out.write(
@@ -571,20 +574,20 @@ def rules(output_format: str, config: Path | None) -> None:
     except (ConfigError, PackError) as exc:
         _fail(str(exc))
         return
-    table = (
-        docs.markdown_table(all_rules)
-        if output_format == "markdown"
-        else docs.plain_table(all_rules)
-    )
+    if output_format == "markdown":
+        from neuron_migrate.api import example_runs
+
+        table = docs.markdown_table(all_rules, example_runs(all_rules, settings.packs))
+    else:
+        table = docs.plain_table(all_rules)
     click.echo(table, nl=False)
 
 
 @main.command()
 @click.argument("code")
 def explain(code: str) -> None:
-    """Explain a rule: what it finds, why, an example, the fix and its safety, the source."""
-    from neuron_migrate.packs import docs
-
+    """Explain a rule: what it reports (as printed for its examples), why, every example, the
+    fix and its safety, the source."""
     try:
         all_rules = load_rules()
     except PackError as exc:
@@ -593,7 +596,9 @@ def explain(code: str) -> None:
     wanted = code.strip()
     for rule in all_rules:
         if wanted.upper() == rule.code or wanted == rule.name:
-            click.echo(docs.explain(rule), nl=False)
+            from neuron_migrate.api import rule_page
+
+            click.echo(rule_page(rule), nl=False)
             return
     _fail(f"unknown rule `{code}`; `neuron-migrate rules` lists them")
 
@@ -613,3 +618,11 @@ def clean(config: Path | None) -> None:
         return
     removed = cache.clean(settings.root)
     click.echo(f"Removed {settings.root / cache.FOLDER}" if removed else "No cache to remove.")
+
+
+@main.command()
+def server() -> None:
+    """Run the language server (LSP over stdin/stdout) for editors."""
+    from neuron_migrate.server import serve
+
+    serve()

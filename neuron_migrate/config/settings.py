@@ -7,6 +7,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from neuron_migrate.config.dependencies import pinned_packages
 from neuron_migrate.config.tomlread import tomllib
 from neuron_migrate.packs.loader import Rule, builtin_rules_dir
 
@@ -48,6 +49,8 @@ class Target:
         return {
             "device": f'"{self.device}"',
             "device_name": self.device,
+            # the device as a PJRT runtime names its kind ("NEURON", "CPU", "CUDA")
+            "device_kind": f'"{self.device.upper()}"',
             "backend": f'"{self.compile_backend}"',
             "process_group": f'"{self.process_group}"',
             "synchronize": self.synchronize,
@@ -80,6 +83,9 @@ class Settings:
     packs: tuple[str, ...] = ()
     root: Path = field(default_factory=Path.cwd)
     config_path: Path | None = None
+    # packages the project's dependency files list (config/dependencies.py): a fact code rules
+    # read as the setting `pinned:<package>`; empty unless load_settings read the project
+    pinned: frozenset[str] = frozenset()
 
     def with_overrides(self, **changes: Any) -> Settings:
         return replace(self, **{k: v for k, v in changes.items() if v is not None})
@@ -99,8 +105,13 @@ class Settings:
                 self.target_device,
                 self.compile,
                 self.packs,
+                sorted(self.pinned),
             )
         )
+
+    def flags(self) -> dict[str, bool]:
+        """The settings code rules read with `ctx.setting(name)`: `compile`, `pinned:<package>`."""
+        return {"compile": self.compile, **{f"pinned:{name}": True for name in self.pinned}}
 
 
 _KEYS = {
@@ -174,7 +185,8 @@ def load_settings(config: Path | None, start: Path) -> Settings:
     """Settings from an explicit --config file, else from the nearest pyproject.toml."""
     path = config or find_config(start)
     if path is None:
-        return Settings(root=start.resolve() if start.is_dir() else start.resolve().parent)
+        root = start.resolve() if start.is_dir() else start.resolve().parent
+        return Settings(root=root, pinned=pinned_packages(root))
     if not path.is_file():
         raise ConfigError(f"{path}: config file not found")
     section = _section(path) or {}
@@ -186,7 +198,9 @@ def load_settings(config: Path | None, start: Path) -> Settings:
     root = path.resolve().parent
     if "packs" in values:
         values["packs"] = tuple(str((root / p).resolve()) for p in values["packs"])
-    settings = Settings(root=root, config_path=path.resolve(), **values)
+    settings = Settings(
+        root=root, config_path=path.resolve(), pinned=pinned_packages(root), **values
+    )
     try:
         settings.target  # validates target-device early  # noqa: B018
     except ConfigError as exc:

@@ -28,6 +28,8 @@ from neuron_migrate.packs.vocabulary import STATEMENT_ACTIONS
 __all__ = ["Edit", "Hit", "Matcher", "is_device_string", "string_value"]
 
 DEVICE_KEYWORDS = {"device", "device_type"}
+# longest call a message quotes whole; longer ones are shown as `name(...)`
+CALL_IN_MESSAGE_MAX = 60
 ENV_CALLS = {"os.environ.setdefault", "os.putenv", "os.environ.update", "os.environ.__setitem__"}
 
 
@@ -46,11 +48,22 @@ class Hit:
     @property
     def message(self) -> str:
         template = self.pattern.message or self.rule.message
-        return template.format_map(_Missing(self.variables))
+        return template.format_map(_Missing(message_values(self.variables)))
 
     @property
     def edits(self) -> tuple[Edit, ...]:
         return ((self.edit,) if self.edit else ()) + self.extra_edits
+
+
+def message_values(variables: dict[str, str]) -> dict[str, str]:
+    """A hit's variables plus what messages derive from them: {call} (the code as written when
+    the hit is not a call) and {resolves_to} (" (`qname`)", or nothing when the code already
+    spells the qualified name, so that a message never says `torch_xla` (torch_xla))."""
+    values = dict(variables)
+    name, qname = values.get("name", ""), values.get("qname", "")
+    values.setdefault("call", name)
+    values.setdefault("resolves_to", f" (`{qname}`)" if qname and qname != name else "")
+    return values
 
 
 class _Missing(dict):
@@ -77,7 +90,7 @@ class Matcher(cst.CSTVisitor):
         super().__init__()
         self._scopes: list[Scope] = [self.table.module]
         self._statements: list[int] = []
-        self._bound = self.table.bound_names
+        self._bound = self.table.bound_names | self._star_names()
         self._resolved: dict[int, tuple[str, Binding] | None] = {}
         self._consumed: set[int] = set()
         self._skip_names: set[int] = set()
@@ -190,11 +203,38 @@ class Matcher(cst.CSTVisitor):
             if binding is not None:
                 binding.uses += 1
                 result = (".".join([binding.qname, *reversed(parts)]), binding)
+            elif head.value in self._from_star:
+                result = (".".join([self._from_star[head.value], *reversed(parts)]), None)
         self._resolved[key] = result
         return result[0] if result else None
 
     def code(self, node: cst.CSTNode) -> str:
         return self.module.code_for_node(node)
+
+    def _star_names(self) -> frozenset[str]:
+        """Names a star import brings in (`from m import *`), as far as the rules know them:
+        a name the file neither imports nor defines at the top, whose `m.name` some rule names
+        exactly. They resolve to `m.name` like any imported name."""
+        self._from_star: dict[str, str] = {}
+        if not self.table.star_modules:
+            return frozenset()
+        defined = set(self.table.bound_names)
+        for statement in self.module.body:
+            if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+                defined.add(statement.name.value)
+            elif isinstance(statement, cst.SimpleStatementLine):
+                for small in statement.body:
+                    if isinstance(small, cst.Assign):
+                        defined.update(
+                            t.target.value for t in small.targets if isinstance(t.target, cst.Name)
+                        )
+        for module in self.table.star_modules:
+            prefix = module + "."
+            for qname in self.rules.exact_names():
+                name = qname[len(prefix) :] if qname.startswith(prefix) else ""
+                if name and "." not in name and name not in defined:
+                    self._from_star.setdefault(name, qname)
+        return frozenset(self._from_star)
 
     def imports_module(self, modules: tuple[str, ...]) -> bool:
         return any(q == m or q.startswith(m + ".") for q in self.imported for m in modules)
@@ -304,7 +344,16 @@ class Matcher(cst.CSTVisitor):
                     variables[f"kw_{arg.keyword.value}"] = self.code(arg.value)
         else:
             variables["name"] = self.code(node)
+        variables["call"] = self._as_written(node, variables["name"])
         return variables
+
+    def _as_written(self, node: cst.CSTNode, name: str) -> str:
+        """The reported code as written, for messages: a call with its arguments
+        (`xm.xla_device(1)`), shortened to `name(...)` when long or on several lines."""
+        text = self.code(node).strip()
+        if "\n" in text or len(text) > CALL_IN_MESSAGE_MAX:
+            return f"{name}(...)" if isinstance(node, cst.Call) else name
+        return text
 
     def _hit(
         self,

@@ -6,11 +6,16 @@ import re
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from neuron_migrate.engine.coderule import CodeRule, load_rule_module
 from neuron_migrate.engine.names import glob_pattern
 from neuron_migrate.packs.loader import Pattern, Rule
 from neuron_migrate.packs.vocabulary import MATCH_KINDS, UNREADABLE_KIND
+
+if TYPE_CHECKING:
+    # coderule imports LibCST: only a rule set with code rules loads it, so a start-up that
+    # checks nothing (--version, a run served from the cache) does not pay for it
+    from neuron_migrate.engine.coderule import CodeRule
 
 # the kinds of match this engine reads in Python code; packs may hold others (project files)
 PYTHON_KINDS = frozenset(MATCH_KINDS)
@@ -154,6 +159,8 @@ class RuleSet:
         return rs
 
     def _add_module(self, rule: Rule) -> None:
+        from neuron_migrate.engine.coderule import load_rule_module
+
         module = load_rule_module(rule.module)
         if module.visitor is not None:
             self.visitors.append((rule, module.visitor))
@@ -220,6 +227,10 @@ class RuleSet:
             elif qname == entry.name or qname.startswith(entry.name + "."):
                 found.append(entry)
         return found
+
+    def exact_names(self) -> set[str]:
+        """Every qualified name some enabled rule matches exactly (no glob)."""
+        return set(self.calls) | set(self.references)
 
     def call_entries(self, qname: str) -> list[Entry]:
         return self._lookup(qname, self.calls, self.call_patterns)

@@ -97,6 +97,26 @@ STATEMENT_ACTIONS = frozenset(
     {"remove-statement", "replace-statement", "unwrap-with", "insert-after", "remove-import"}
 )
 
+# placeholders a message (and a template) may use; every finding has these, so a message built
+# from them never prints a bare `{...}` (tests/test_docs_truth.py keeps messages to this set plus
+# `{globN}`). `{argN}` / `{kw_<name>}` exist only when the call passes them: templates only.
+MESSAGE_PLACEHOLDERS: dict[str, str] = {
+    "name": "the reported code as written (`xm.mark_step`, `torch.float64`)",
+    "call": "the call as written with its arguments (`xm.xla_device(1)`); `name(...)` when long",
+    "qname": "what the name resolves to through the file's imports",
+    "resolves_to": '" (`qname`)" when that differs from {name}, else nothing',
+    "attr": "the last segment of the qualified name",
+    "args": "the call's arguments as written",
+    "keyword": "kind keyword: the keyword's name",
+    "value": "kind keyword: the keyword's value as written",
+    "var": "kind env-write: the variable's name",
+    "device": 'the target device as a string literal (`"neuron"`)',
+    "device_name": "the target device name (`neuron`)",
+    "backend": "the target's torch.compile backend as a literal",
+    "process_group": "the target's process-group backend as a literal",
+    "synchronize": "the target's way to wait for the device",
+}
+
 # the fields of a `[[match]]` table
 PATTERN_FIELDS: dict[str, str] = {
     "kind": "what is matched (MATCH_KINDS)",

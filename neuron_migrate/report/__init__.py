@@ -27,6 +27,8 @@ class Context:
     files: list[FileResult] = field(default_factory=list)
     # path -> (original text, text with every fix applied), for formats that carry fixes (sarif)
     fixes: dict[str, tuple[str, str]] = field(default_factory=dict)
+    # rule code -> what `check` prints for the rule's examples, for rule help (sarif)
+    examples: dict[str, tuple] = field(default_factory=dict)
 
     def sources(self) -> dict[str, str]:
         return {r.code: r.source for r in self.rules}
@@ -65,5 +67,5 @@ def render(name: str, findings: list[Finding], context: Context) -> str:
     if name == "sarif":
         from neuron_migrate.report import sarif
 
-        return sarif.render(findings, context.rules, context.fixes)
+        return sarif.render(findings, context.rules, context.fixes, context.examples)
     raise ValueError(f"unknown format {name!r}")

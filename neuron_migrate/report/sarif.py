@@ -11,12 +11,15 @@ from __future__ import annotations
 
 import difflib
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
 
 from neuron_migrate import __version__
 from neuron_migrate.model import Finding, Severity
+from neuron_migrate.packs import docs
+from neuron_migrate.packs.docs import ExampleRun
 from neuron_migrate.packs.loader import Rule
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -91,34 +94,18 @@ def _uri(path: str) -> str:
     return quote(Path(path).as_posix())
 
 
-def _short(rule: Rule) -> str:
-    from neuron_migrate.packs import docs
-
-    try:
-        return docs.generic_message(rule)
-    except (KeyError, IndexError, ValueError):  # a placeholder the table does not know
-        return rule.message
-
-
-def _markdown(rule: Rule) -> str:
-    from neuron_migrate.packs import docs
-
-    try:
-        return docs.explain(rule)
-    except (KeyError, IndexError, ValueError):
-        return f"# {rule.code} {rule.name}\n\n{rule.why}\n\n{rule.fix_text}\n"
-
-
-def _rule_entry(rule: Rule) -> dict:
-    short = _short(rule)
+def _rule_entry(rule: Rule, runs: tuple[ExampleRun, ...]) -> dict:
+    """The rule's metadata: its short description is the message `check` prints for the rule's
+    first example, its help the `explain` page (every example with what `check` prints)."""
+    short = docs.first_message(rule, runs)
     return {
         "id": rule.code,
         "name": rule.name,
         "shortDescription": {"text": short},
         "fullDescription": {"text": rule.why.strip() or short},
         "help": {
-            "text": rule.fix_text.strip() or rule.why.strip() or short,
-            "markdown": _markdown(rule),
+            "text": short + "\n\n" + (rule.fix_text.strip() or rule.why.strip()),
+            "markdown": docs.explain(rule, runs),
         },
         "helpUri": rule.source,
         "defaultConfiguration": {"level": _LEVEL[rule.severity]},
@@ -188,7 +175,11 @@ def document(
     findings: list[Finding],
     rules: tuple[Rule, ...],
     fixes: dict[str, tuple[str, str]] | None = None,
+    examples: Mapping[str, tuple[ExampleRun, ...]] | None = None,
 ) -> dict:
+    """`examples`: what `check` prints for each rule's examples (neuron_migrate.api.example_runs),
+    for the rules' descriptions; without it they fall back to the rule's `why` text."""
+    examples = examples or {}
     wanted = {f.code for f in findings}
     listed = [r for r in rules if r.code in wanted] + [r for r in rules if r.code not in wanted]
     listed.sort(key=lambda r: r.code)
@@ -204,7 +195,7 @@ def document(
                         "name": "neuron-migrate",
                         "version": __version__,
                         "semanticVersion": __version__,
-                        "rules": [_rule_entry(r) for r in listed],
+                        "rules": [_rule_entry(r, examples.get(r.code, ())) for r in listed],
                     }
                 },
                 "originalUriBaseIds": {"%SRCROOT%": {"uri": Path.cwd().as_uri() + "/"}},
@@ -219,8 +210,19 @@ def render(
     findings: list[Finding],
     rules: tuple[Rule, ...],
     fixes: dict[str, tuple[str, str]] | None = None,
+    examples: Mapping[str, tuple[ExampleRun, ...]] | None = None,
 ) -> str:
-    return json.dumps(document(findings, rules, fixes), indent=2, ensure_ascii=False) + "\n"
+    text = json.dumps(document(findings, rules, fixes, examples), indent=2, ensure_ascii=False)
+    return text + "\n"
+
+
+def _read(path: str) -> str | None:
+    from neuron_migrate.checkers.textio import DecodeProblem, decode
+
+    try:
+        return decode(Path(path).read_bytes()).text
+    except (OSError, DecodeProblem):
+        return None
 
 
 def compute_fixes(files, settings) -> dict[str, tuple[str, str]]:
@@ -235,6 +237,8 @@ def compute_fixes(files, settings) -> dict[str, tuple[str, str]]:
         if not any(f.fix is not None and f.cell is None for f in file.findings):
             continue
         current = file.fixed_source if file.written else file.original_source
+        if current is None:
+            current = _read(file.path)  # a result served from the cache carries no text
         if current is None:
             continue
         preview = run_source(current, file.path, settings, options)

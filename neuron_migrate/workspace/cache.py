@@ -41,6 +41,9 @@ class Cache:
         self.base = root / FOLDER
         self.folder = self.base / f"v1-{_digest(__version__.encode(), configuration.encode())}"
         self.enabled = True
+        self._ready = False
+        # entry folders known to exist (a put costs a mkdir otherwise)
+        self._made: set[Path] = set()
 
     @classmethod
     def for_run(
@@ -50,7 +53,11 @@ class Cache:
         from neuron_migrate.packs.loader import builtin_rules_dir, pack_sources
 
         texts = []
-        for pack in pack_sources(builtin_rules_dir()) + [Path(p) for p in packs]:
+        files = pack_sources(builtin_rules_dir())
+        for pack in map(Path, packs):
+            # a user's pack is a file of [[rule]] tables or a folder like the built-in ones
+            files += pack_sources(pack) if pack.is_dir() else [pack]
+        for pack in files:
             try:
                 texts.append(pack.read_bytes())
             except OSError:
@@ -59,8 +66,8 @@ class Cache:
         return cls(root, fingerprint + "\n" + codes + "\n" + _digest(*texts))
 
     def _prepare(self) -> bool:
-        if not self.enabled:
-            return False
+        if not self.enabled or self._ready:
+            return self.enabled
         try:
             if not self.base.is_dir():
                 self.base.mkdir(exist_ok=True)
@@ -70,6 +77,7 @@ class Cache:
                 self.enabled = False  # not ours: leave it alone
                 return False
             self.folder.mkdir(exist_ok=True)
+            self._ready = True
             return True
         except OSError:
             self.enabled = False
@@ -83,7 +91,8 @@ class Cache:
         if not self.enabled:
             return None
         try:
-            raw = json.loads(self._entry(relative, data).read_text(encoding="utf-8"))
+            with open(self._entry(relative, data), "rb") as handle:
+                raw = json.loads(handle.read())
             return [_finding(item, display) for item in raw]
         except (OSError, ValueError, KeyError, TypeError):
             return None
@@ -93,7 +102,9 @@ class Cache:
             return
         entry = self._entry(relative, data)
         try:
-            entry.parent.mkdir(exist_ok=True)
+            if entry.parent not in self._made:
+                entry.parent.mkdir(exist_ok=True)
+                self._made.add(entry.parent)
             payload = json.dumps([_record(f) for f in findings])
             fd, tmp = tempfile.mkstemp(dir=entry.parent, prefix=".tmp-")
             with os.fdopen(fd, "w", encoding="utf-8") as handle:

@@ -6,11 +6,13 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-
-import pathspec
+from typing import TYPE_CHECKING
 
 from neuron_migrate.config.settings import DEFAULT_EXCLUDES, Settings, path_matches
 from neuron_migrate.workspace.filekinds import kind_of
+
+if TYPE_CHECKING:
+    import pathspec
 
 
 @dataclass(frozen=True)
@@ -18,6 +20,8 @@ class Discovered:
     path: Path
     # why a path could not be used (missing, unreadable folder, ...); None for a file to check
     problem: str | None = None
+    # the path with links resolved, when discovery knows it already
+    real: Path | None = None
 
 
 def resolve(path: Path) -> Path:
@@ -26,9 +30,9 @@ def resolve(path: Path) -> Path:
     return Path(os.path.realpath(path))
 
 
-def _relative(path: Path, root: Path) -> str:
+def _relative(path: Path, root: Path, real: Path | None = None) -> str:
     try:
-        return resolve(path).relative_to(root).as_posix()
+        return (real or resolve(path)).relative_to(root).as_posix()
     except ValueError:
         return path.as_posix()
 
@@ -39,6 +43,8 @@ def _gitignore(folder: Path) -> pathspec.GitIgnoreSpec | None:
         lines = ignore_file.read_text(encoding="utf-8", errors="replace").splitlines()
     except OSError:
         return None
+    import pathspec  # only where there is a .gitignore
+
     return pathspec.GitIgnoreSpec.from_lines(lines)
 
 
@@ -73,11 +79,14 @@ class _Ignores:
         return False
 
 
-def _excluded(path: Path, settings: Settings) -> bool:
+def _excluded(path: Path, settings: Settings, real: Path | None = None) -> bool:
     if path.name in DEFAULT_EXCLUDES:
         return True
-    rel = _relative(path, settings.root)
-    return any(path_matches(rel, p) for p in settings.exclude + settings.extend_exclude)
+    patterns = settings.exclude + settings.extend_exclude
+    if not patterns:
+        return False
+    rel = _relative(path, settings.root, real)
+    return any(path_matches(rel, p) for p in patterns)
 
 
 def is_excluded(path: Path, settings: Settings) -> bool:
@@ -117,13 +126,17 @@ def discover(
 
 
 def _walk(top: Path, settings: Settings, seen: set[Path]) -> Iterator[Discovered]:
-    ignores = _Ignores(resolve(top))
-    stack = [top]
+    """Walk a folder without following folder links, so an entry's real path is its folder's
+    real path and its name: only a file that is itself a link needs resolving (the walk does
+    no per-file realpath, which costs a system call per path component)."""
+    real_top = resolve(top)
+    ignores = _Ignores(real_top)
+    stack = [(top, real_top)]
     while stack:
-        folder = stack.pop()
+        folder, real_folder = stack.pop()
         spec = _gitignore(folder) if folder != top else None
         if spec is not None:
-            ignores.specs.append((resolve(folder), spec))
+            ignores.specs.append((real_folder, spec))
         try:
             entries = sorted(os.scandir(folder), key=lambda e: e.name)
         except OSError as exc:
@@ -134,17 +147,18 @@ def _walk(top: Path, settings: Settings, seen: set[Path]) -> Iterator[Discovered
             path = Path(entry.path)
             try:
                 is_dir = entry.is_dir()
+                is_link = entry.is_symlink()
             except OSError:
-                is_dir = False
-            if _excluded(path, settings) or ignores.ignored(resolve(path), is_dir):
+                is_dir = is_link = False
+            real = resolve(path) if is_link else real_folder / entry.name
+            if _excluded(path, settings, real) or ignores.ignored(real, is_dir):
                 continue
             if is_dir:
-                if entry.is_symlink():
+                if is_link:
                     continue  # never follow folder links: loops and trees outside the project
-                subfolders.append(path)
+                subfolders.append((path, real))
             elif kind_of(entry.name) is not None:
-                key = resolve(path)
-                if key not in seen:
-                    seen.add(key)
-                    yield Discovered(path)
+                if real not in seen:
+                    seen.add(real)
+                    yield Discovered(path, real=real)
         stack.extend(reversed(subfolders))

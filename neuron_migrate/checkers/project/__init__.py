@@ -18,7 +18,7 @@ import fnmatch
 from pathlib import PurePath
 
 from neuron_migrate.checkers.textio import Decoded, decode
-from neuron_migrate.model import FileResult, Finding, Safety, Span
+from neuron_migrate.model import FileResult, Finding, Span
 
 MAX_FIX_ROUNDS = 3
 # configs bigger than this are data (tokenizers, datasets), not configuration
@@ -137,11 +137,6 @@ def _findings(hits, lines, path: str, rules) -> tuple[list[Finding], list]:
     return findings, live
 
 
-def _wanted(finding: Finding, options) -> bool:
-    fix = finding.fix
-    return fix is not None and (fix.safety is Safety.SAFE or options.unsafe_fixes)
-
-
 def _check_text(text: str, path: str, job, relative: str, fmt: str) -> FileResult:
     from neuron_migrate.checkers.base import problem
     from neuron_migrate.checkers.project.core import Lines, ProjectParseError
@@ -157,7 +152,7 @@ def _check_text(text: str, path: str, job, relative: str, fmt: str) -> FileResul
         findings, live = _findings(_analyze(module, text, rules), Lines(text), path, rules)
         if job.options.rewrites:
             for _ in range(MAX_FIX_ROUNDS):
-                chosen = [hit for hit, finding in live if _wanted(finding, job.options)]
+                chosen = [hit for hit, finding in live if job.options.wants_fix(finding)]
                 if not chosen:
                     break
                 new = module.apply(text, [hit.edit for hit in chosen])
@@ -166,6 +161,8 @@ def _check_text(text: str, path: str, job, relative: str, fmt: str) -> FileResul
                 result.applied += len(chosen)
                 text = new
                 findings, live = _findings(_analyze(module, text, rules), Lines(text), path, rules)
+                if job.options.only is not None:
+                    break  # the chosen findings' positions name nothing in the new text
     except ProjectParseError as exc:
         span = Span(exc.line, exc.col, exc.line, exc.col)
         result.findings = [problem(path, str(exc), span)]

@@ -1,0 +1,12 @@
+"""NM812 complex-dtypes: a complex dtype that is compared is a question, not a use."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from neuron_migrate.engine.coderule import Context
+
+
+def not_compared(node: cst.CSTNode, ctx: Context) -> bool:
+    """The expression is not a side of a comparison (`x.dtype == torch.complex64`)."""
+    return not ctx.compared(node)
