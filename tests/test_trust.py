@@ -501,7 +501,8 @@ def test_report_on_a_large_tree_groups_blockers_and_runs_once(tmp_path, monkeypa
     for fmt, text in out.items():
         # each rule's instruction once, not once per blocker
         assert len(text) < 150 * blockers, (fmt, len(text))
-    assert out["markdown"].count("What to do:") == 3
+    groups = out["markdown"].count("\n### NM")
+    assert 1 <= groups <= 4 and out["markdown"].count("What to do:") == groups
     assert "### NM103 `xla-device-queries`: 600 in 300 files" in out["markdown"]
 
 

@@ -349,7 +349,10 @@ def _show(settings, paths: list[Path], show_settings: bool, show_files: bool, fo
             f"Settings for: {', '.join(str(p) for p in paths)}",
             f"config file: {settings.config_path or '(none: defaults)'}",
             f"project root: {settings.root}",
-            f"select = {list(settings.select)}",
+            "select = "
+            + (
+                str(list(settings.select)) if settings.select is not None else "(the default packs)"
+            ),
             f"extend-select = {list(settings.extend_select)}",
             f"ignore = {list(settings.ignore)}",
             f"per-file-ignores = {dict((k, list(v)) for k, v in settings.per_file_ignores.items())}",
