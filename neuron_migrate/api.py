@@ -231,16 +231,21 @@ def check_text(text: str, filename: str, job: Job, relative: str | None = None) 
     return kind.check_text(text, filename, job, relative)
 
 
-def _example_job(example: Example, packs: tuple[str, ...], jobs: dict, fix: bool) -> Job:
+def _example_job(
+    rule: Rule, example: Example, packs: tuple[str, ...], jobs: dict, fix: bool
+) -> Job:
     unsafe = bool(example.settings.get("unsafe-fixes", False))
     key = (
         str(example.settings.get("target-device", "neuron")),
         bool(example.settings.get("compile", False)),
         unsafe,
         fix,
+        rule.default,
     )
     if key not in jobs:
-        settings = Settings(target_device=key[0], compile=key[1], packs=packs)
+        # an opt-in pack's examples run with every pack on, the others with the default packs
+        select = None if rule.default else ("ALL",)
+        settings = Settings(select=select, target_device=key[0], compile=key[1], packs=packs)
         options = Options(fix=fix, unsafe_fixes=unsafe)
         jobs[key] = Job(enabled_rules(settings), settings, options)
     return jobs[key]
@@ -251,7 +256,7 @@ def _check_example(example: Example, job: Job) -> FileResult:
 
 
 def _run_example(rule: Rule, example: Example, packs: tuple[str, ...], jobs: dict) -> ExampleRun:
-    job = _example_job(example, packs, jobs, fix=False)
+    job = _example_job(rule, example, packs, jobs, fix=False)
     result = _check_example(example, job)
     own = tuple((f.span.line, f.message) for f in result.findings if f.code == rule.code)
     fixed: list[str] = []
@@ -270,7 +275,7 @@ def _run_example(rule: Rule, example: Example, packs: tuple[str, ...], jobs: dic
     if fixed and example.after is not None and rule.fix_safety != "manual":
         # the example's `after` is this rule's fix: other rules change the code only when
         # fixing with every rule writes something else
-        everything = _check_example(example, _example_job(example, packs, jobs, fix=True))
+        everything = _check_example(example, _example_job(rule, example, packs, jobs, fix=True))
         if (everything.fixed_source or example.before) == example.after:
             fixed = []
     return ExampleRun(own, tuple(fixed), tuple(reported))

@@ -349,10 +349,8 @@ def _show(settings, paths: list[Path], show_settings: bool, show_files: bool, fo
             f"Settings for: {', '.join(str(p) for p in paths)}",
             f"config file: {settings.config_path or '(none: defaults)'}",
             f"project root: {settings.root}",
-            "select = "
-            + (
-                str(list(settings.select)) if settings.select is not None else "(the default packs)"
-            ),
+            # no select: the default packs (opt-in packs are off)
+            f"select = {list(settings.select) if settings.select is not None else 'default'}",
             f"extend-select = {list(settings.extend_select)}",
             f"ignore = {list(settings.ignore)}",
             f"per-file-ignores = {dict((k, list(v)) for k, v in settings.per_file_ignores.items())}",

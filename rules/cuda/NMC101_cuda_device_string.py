@@ -185,7 +185,12 @@ class WiderReach(CodeRule):
         device = self.ctx.target.device
         for site in sites:
             edit = self.ctx.replace(site, _new_code(site, device))
-            self.report(site, case=case, edits=[edit], variables={"name": self.ctx.code(site)})
+            name = self.ctx.code(site)
+            if isinstance(site, cst.FormattedString):
+                name = (
+                    f'the f-string starting "{_DEVICE}:"'  # its {fields} would read as placeholders
+                )
+            self.report(site, case=case, edits=[edit], variables={"name": name})
 
     def visit_Assign(self, node: cst.Assign) -> None:
         self._report(_in_assignment(node), "assigned")
