@@ -308,9 +308,12 @@ def legacy_import_names(job: Job, relative: str) -> tuple[tuple[str, ...], tuple
     ignored = job.settings.ignore + ignored_codes_for(job.settings, relative)
     names: list[str] = []
     codes: list[str] = []
+    enabled = {rule.code for rule in job.rules}
     for rule in job.universe:
         if any(covers(sel, rule) for sel in ignored):
             continue
+        if not rule.default and rule.code not in enabled:
+            continue  # an opt-in pack cleans its imports only when it is on
         for pattern in rule.patterns:
             if pattern.kind == UNUSED_IMPORT_KIND:
                 names.extend(pattern.names)

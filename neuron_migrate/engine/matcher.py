@@ -385,6 +385,17 @@ class Matcher(cst.CSTVisitor):
                 return False
             if pattern.args == "one" and len(node.args) != 1:
                 return False
+            if pattern.args == "keywords" and (
+                not node.args or any(a.keyword is None for a in node.args)
+            ):
+                return False
+            if pattern.arg_values:
+                positional = [a.value for a in node.args if a.keyword is None and not a.star]
+                for index, wanted in pattern.arg_values.items():
+                    if index >= len(positional) or not self._value_matches(
+                        positional[index], wanted
+                    ):
+                        return False
             if pattern.keywords or pattern.no_keywords or pattern.keyword_values:
                 given = {a.keyword.value: a for a in node.args if a.keyword is not None}
                 if pattern.keywords and not any(k in given for k in pattern.keywords):
@@ -394,6 +405,8 @@ class Matcher(cst.CSTVisitor):
                 for name, code in pattern.keyword_values.items():
                     if name not in given or self.code(given[name].value) != code:
                         return False
+        if pattern.target_devices and self.target.device not in pattern.target_devices:
+            return False
         if pattern.when is None:
             return True
         try:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from functools import lru_cache
 from urllib.parse import unquote
 
 from lsprotocol import types as lsp
@@ -11,8 +12,9 @@ from pygls.lsp.server import LanguageServer
 from pygls.workspace import TextDocument
 
 from neuron_migrate import __version__
+from neuron_migrate.api import rule_page
 from neuron_migrate.model import FileResult
-from neuron_migrate.packs.docs import explain
+from neuron_migrate.packs.loader import Rule
 from neuron_migrate.server import actions
 from neuron_migrate.server.config import SettingsStore
 from neuron_migrate.server.convert import (
@@ -235,7 +237,7 @@ class MigrateServer(LanguageServer):
             if finding.code not in seen and contains(place(finding, lines, codec), params.position):
                 seen.append(finding.code)
         rules = [self.checker.rule(settings, code) for code in seen]
-        pages = [explain(rule) for rule in rules if rule is not None]
+        pages = [_page(rule) for rule in rules if rule is not None]
         if not pages:
             return None
         return lsp.Hover(
@@ -261,3 +263,9 @@ class MigrateServer(LanguageServer):
                 ]
             )
         )
+
+
+@lru_cache(maxsize=256)
+def _page(rule: Rule) -> str:
+    """A rule's `explain` page (its examples run once per server, then the page is kept)."""
+    return rule_page(rule)
