@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from neuron_migrate.engine.coderule import CodeRule, Context
+from neuron_migrate.engine.coderule import CodeRule
 
 RATE_TRACKER = "torch_xla.core.xla_model.RateTracker"
 HELPER = "RateTracker"
@@ -40,11 +40,6 @@ class {HELPER}:
         return self.total / elapsed if elapsed > 0 else 0.0
 '''
 LEGACY = ("torch_xla", "torch_neuronx")
-
-
-def not_rate_tracker(node: cst.CSTNode, ctx: Context) -> bool:
-    """Any torch_xla name but `xm.RateTracker` (the visitor's)."""
-    return ctx.qname(node) != RATE_TRACKER
 
 
 def _top_imports(module: cst.Module) -> list[cst.SimpleStatementLine]:
