@@ -148,20 +148,9 @@ class NxdRule(CodeRule):
 
     def __init__(self, *args) -> None:
         super().__init__(*args)
+        # the engine does not descend into import statements, so their names never reach here
         self.skip: set[int] = set()
-        self.in_import = 0
-
-    def visit_Import(self, node: cst.Import) -> None:
-        self.in_import += 1
-
-    def leave_Import(self, node: cst.Import) -> None:
-        self.in_import -= 1
-
-    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
-        self.in_import += 1
-
-    def leave_ImportFrom(self, node: cst.ImportFrom) -> None:
-        self.in_import -= 1
+        self.short_names = {name.rsplit(".", 1)[-1] for name in self.NAMES} | set(REEXPORTS)
 
     def matches(self, qname: str | None) -> bool:
         if qname is None or not qname.startswith("neuronx_distributed."):
@@ -190,7 +179,12 @@ class NxdRule(CodeRule):
         self._reference(node)
 
     def _reference(self, node: cst.CSTNode) -> None:
-        if self.in_import or id(node) in self.skip:
+        if id(node) in self.skip:
+            return
+        # resolve only names that can be ours: resolving marks a name as read, and an
+        # assignment target (`xm = None`) must not count as a use of an import
+        last = node.attr.value if isinstance(node, cst.Attribute) else getattr(node, "value", "")
+        if last not in self.short_names:
             return
         qname = self.ctx.qname(node)
         if self.matches(qname):
