@@ -11,8 +11,8 @@ from pygls.lsp.server import LanguageServer
 from pygls.workspace import TextDocument
 
 from neuron_migrate import __version__
+from neuron_migrate.api import rule_page
 from neuron_migrate.model import FileResult
-from neuron_migrate.packs.docs import explain
 from neuron_migrate.server import actions
 from neuron_migrate.server.config import SettingsStore
 from neuron_migrate.server.convert import (
@@ -52,6 +52,7 @@ class MigrateServer(LanguageServer):
         # client spells their URIs
         self._published: set[str] = set()
         self.opened: set[str] = set()
+        self._pages: dict[tuple[str, tuple[str, ...]], str] = {}
 
     def document(self, uri: str) -> TextDocument | None:
         """The open text document (pygls keeps them under the unquoted URI; a client's URIs
@@ -235,12 +236,19 @@ class MigrateServer(LanguageServer):
             if finding.code not in seen and contains(place(finding, lines, codec), params.position):
                 seen.append(finding.code)
         rules = [self.checker.rule(settings, code) for code in seen]
-        pages = [explain(rule) for rule in rules if rule is not None]
+        pages = [self.page(rule, settings.packs) for rule in rules if rule is not None]
         if not pages:
             return None
         return lsp.Hover(
             contents=lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value="\n---\n\n".join(pages))
         )
+
+    def page(self, rule, packs: tuple[str, ...]) -> str:
+        """The rule's `explain` page (it runs the rule's examples: made once per rule)."""
+        key = (rule.code, packs)
+        if key not in self._pages:
+            self._pages[key] = rule_page(rule, packs)
+        return self._pages[key]
 
     def watch_config(self) -> None:
         """Ask the client to report pyproject.toml changes, when it can."""
