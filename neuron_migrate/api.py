@@ -21,6 +21,7 @@ from neuron_migrate.packs.docs import ExampleRun
 from neuron_migrate.packs.loader import Example, Rule, load_rules
 from neuron_migrate.workspace import filekinds
 from neuron_migrate.workspace.cache import Cache
+from neuron_migrate.workspace.companions import write_companions
 from neuron_migrate.workspace.discovery import discover, resolve
 
 # below this many files a process pool costs more than it saves
@@ -30,6 +31,8 @@ POOL_THRESHOLD = 64
 @dataclass
 class RunResult:
     files: list[FileResult] = field(default_factory=list)
+    # companion modules written beside the fixed files (workspace/companions.py)
+    created: list[Path] = field(default_factory=list)
     # files found to check (a path with none gets a warning, not "All checks passed!")
     checked: int = 0
 
@@ -165,6 +168,8 @@ def run(
     for file in result.files:
         unreadable_as_warnings(file, settings, rules, relatives.get(file.path, file.path))
     result.files.sort(key=lambda r: r.path)
+    if options.fix:
+        result.created = write_companions(result.files)
     return result
 
 
@@ -232,16 +237,21 @@ def check_text(text: str, filename: str, job: Job, relative: str | None = None) 
     return kind.check_text(text, filename, job, relative)
 
 
-def _example_job(example: Example, packs: tuple[str, ...], jobs: dict, fix: bool) -> Job:
+def _example_job(
+    rule: Rule, example: Example, packs: tuple[str, ...], jobs: dict, fix: bool
+) -> Job:
     unsafe = bool(example.settings.get("unsafe-fixes", False))
     key = (
         str(example.settings.get("target-device", "neuron")),
         bool(example.settings.get("compile", False)),
         unsafe,
         fix,
+        rule.default,
     )
     if key not in jobs:
-        settings = Settings(target_device=key[0], compile=key[1], packs=packs)
+        # an opt-in pack's examples run with every pack on, the others with the default packs
+        select = None if rule.default else ("ALL",)
+        settings = Settings(select=select, target_device=key[0], compile=key[1], packs=packs)
         options = Options(fix=fix, unsafe_fixes=unsafe)
         jobs[key] = Job(enabled_rules(settings), settings, options)
     return jobs[key]
@@ -252,7 +262,7 @@ def _check_example(example: Example, job: Job) -> FileResult:
 
 
 def _run_example(rule: Rule, example: Example, packs: tuple[str, ...], jobs: dict) -> ExampleRun:
-    job = _example_job(example, packs, jobs, fix=False)
+    job = _example_job(rule, example, packs, jobs, fix=False)
     result = _check_example(example, job)
     own = tuple((f.span.line, f.message) for f in result.findings if f.code == rule.code)
     fixed: list[str] = []
@@ -271,7 +281,7 @@ def _run_example(rule: Rule, example: Example, packs: tuple[str, ...], jobs: dic
     if fixed and example.after is not None and rule.fix_safety != "manual":
         # the example's `after` is this rule's fix: other rules change the code only when
         # fixing with every rule writes something else
-        everything = _check_example(example, _example_job(example, packs, jobs, fix=True))
+        everything = _check_example(example, _example_job(rule, example, packs, jobs, fix=True))
         if (everything.fixed_source or example.before) == example.after:
             fixed = []
     return ExampleRun(own, tuple(fixed), tuple(reported))

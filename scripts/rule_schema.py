@@ -84,6 +84,12 @@ MATCH_TYPES: dict[str, dict[str, Any]] = {
     "keyword-values": TABLE,
     "values": TEXTS,
     "unused": {"type": "boolean"},
+    "arg-values": {
+        "type": "object",
+        "propertyNames": {"pattern": "^[0-9]+$"},
+        "additionalProperties": TEXTS,
+    },
+    "target-devices": TEXTS,
     "reads": _choice(vocabulary.PROJECT_ITEMS, vocabulary.PATTERN_FIELDS["reads"]),
 }
 MATCH_FIELDS: dict[str, dict[str, Any]] = {
@@ -277,6 +283,16 @@ def pack_schema() -> dict[str, Any]:
                 "properties": {
                     "name": _doc(TEXT, "The pack's name (select it with `--select PACK`)."),
                     "description": _doc(TEXT, "One line for `neuron-migrate rules`."),
+                    "default": _doc(
+                        {"type": "boolean"},
+                        "false: an opt-in pack, on only when selected (its prefix, a code, a "
+                        "name or ALL); its codes carry a letter after NM (NMC101).",
+                    ),
+                    "from-device": _doc(
+                        TEXT,
+                        "The device the pack's code moves away from: with that --target-device "
+                        "the pack has nothing to say.",
+                    ),
                 },
             },
             "lists": {

@@ -16,7 +16,7 @@ REPO = Path(__file__).resolve().parent.parent
 def run_code(
     code: str,
     *,
-    select: tuple[str, ...] = ("ALL",),
+    select: tuple[str, ...] | None = None,
     fix: bool = False,
     unsafe: bool = False,
     target: str = "neuron",

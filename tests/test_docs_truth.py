@@ -42,8 +42,10 @@ def _example_settings(example) -> dict:
 
 
 def _printed(rule, example) -> list[tuple[int, str]]:
-    """What `check` reports for the rule on one example, run directly."""
-    result = run_code(example.before, **_example_settings(example))
+    """What `check` reports for the rule on one example, run directly (an opt-in pack's
+    examples with every pack on)."""
+    select = None if rule.default else ("ALL",)
+    result = run_code(example.before, select=select, **_example_settings(example))
     return [(f.span.line, f.message) for f in result.findings if f.code == rule.code]
 
 
@@ -76,6 +78,8 @@ def test_check_on_the_command_line_prints_what_the_pages_say():
                 args += ["--target-device", example.settings["target-device"]]
             if example.settings.get("compile"):
                 args.append("--compile")
+            if not rule.default:
+                args += ["--select", "ALL"]
             result = CliRunner().invoke(main, args, input=example.before)
             findings = [f for f in json.loads(result.output) if f["code"] == rule.code]
             assert findings, (rule.code, result.output)

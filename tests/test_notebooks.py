@@ -212,3 +212,17 @@ def test_json_line_of(nb_path):
     raw = nb_path.read_text(encoding="utf-8")
     line = notebook_checker.json_line_of(raw, 3, 1)
     assert '"device = xm.xla_device()\\n"' in raw.splitlines()[line - 1]
+
+
+def test_timed_cell_is_python():
+    """`%%time` / `%%timeit` / `%%capture` cells run their body as Python: it is migrated, so
+    the import it used is not left dangling (issue 12)."""
+    text = notebook(
+        code("import torch_xla.core.xla_model as xm\n"),
+        code("%%time\n", "for step in range(3):\n", "    xm.mark_step()\n"),
+    )
+    result = run_code(text, fix=True, dedent=False, filename="t.ipynb")
+    assert result.error is None
+    cells = json.loads(result.fixed_source)["cells"]
+    assert "".join(cells[1]["source"]) == "%%time\nfor step in range(3):\n    pass\n"
+    assert "xm" not in "".join(cells[0]["source"])

@@ -280,6 +280,14 @@ names = ["torchrun"]
 safety = "safe"
 message = "`{word}` starts one process per GPU"
 
+# no check of images in the module: this case is read as data
+[[match]]
+kind = "project"
+reads = "image"
+case = "gpu-image"
+names = ["nvidia/*"]
+message = "`{name}` is a GPU image"
+
 [[match]]
 kind = "project"
 reads = "option"
@@ -342,6 +350,8 @@ def test_a_code_rule_edits_lines_and_words(tmp_path: Path):
     requirements = "--extra-index-url https://x/whl/cu121\ntorch\n"
     result = check_text(requirements, "requirements.txt", job, "requirements.txt")
     assert result.fixed_source == "torch\n"
+    (finding,) = check_text("FROM nvidia/cuda:12.1\n", "Dockerfile", job).findings
+    assert finding.message == "`nvidia/cuda:12.1` is a GPU image"
     config = '[tool.x]\nenv = "CUDA_VISIBLE_DEVICES=3"\n'
     result = check_text(config, "pyproject.toml", job, "pyproject.toml")
     assert result.fixed_source == '[tool.x]\nenv = "NEURON_RT_VISIBLE_CORES=3"\n'

@@ -19,6 +19,11 @@ def _settings(example) -> dict:
     }
 
 
+def _packs(rule) -> dict:
+    """An opt-in pack's examples run with every pack on (`ALL`), the others with the defaults."""
+    return {} if rule.default else {"select": ("ALL",)}
+
+
 def _cases():
     for rule in RULES:
         for index, example in enumerate(rule.examples):
@@ -45,6 +50,7 @@ def test_rule_has_examples(rule):
 def test_example_is_reported(rule, example):
     settings = _settings(example)
     settings.pop("unsafe")
+    settings.update(_packs(rule))
     result = run_code(example.before, dedent=False, filename=example.file, **settings)
     assert rule.code in [f.code for f in result.findings], result.findings
     if example.after is not None and rule.fix_safety == "manual":
@@ -56,7 +62,7 @@ def test_example_is_reported(rule, example):
 @pytest.mark.parametrize(("rule", "example"), list(_cases()))
 def test_example_fix(rule, example):
     settings = _settings(example)
-    select = (rule.code, "NM603")
+    select = (rule.code, "NM603", "NMC130")
     result = run_code(
         example.before, dedent=False, select=select, fix=True, filename=example.file, **settings
     )
@@ -74,7 +80,7 @@ def test_example_fix(rule, example):
 
 @pytest.mark.parametrize(("rule", "snippet", "filename"), list(_ok_cases()))
 def test_ok_is_not_reported(rule, snippet, filename):
-    result = run_code(snippet, dedent=False, filename=filename)
+    result = run_code(snippet, dedent=False, filename=filename, **_packs(rule))
     assert rule.code not in [f.code for f in result.findings], result.findings
 
 

@@ -136,7 +136,6 @@ UNSAFE = "import torch_xla.core.xla_model as xm\n\ndevice = xm.xla_device(1)\n"
 
 @slow
 @pytest.mark.parametrize("allowed", [False, True])
-@slow
 def test_unsafe_fixes_only_when_the_client_allows_them(tmp_path: Path, allowed: bool) -> None:
     path = tmp_path / "train.py"
     path.write_text(UNSAFE)
@@ -150,7 +149,8 @@ def test_unsafe_fixes_only_when_the_client_allows_them(tmp_path: Path, allowed: 
         assert len(fix_all) == int(allowed)
         if allowed:
             text = apply_edits(UNSAFE, _edit_of(fix_all[0], doc))
-            assert 'device = torch.device("neuron")' in text  # the unsafe fix drops the index
+            # an index under torchrun picks the local rank's core: the fix drops it (unsafe)
+            assert 'torch.device("neuron")' in text and "xla_device" not in text
 
 
 @slow
@@ -246,9 +246,10 @@ def test_notebook_cells_get_their_diagnostics(tmp_path: Path) -> None:
         )
         by_cell = {u: client.diagnostics(u) for u, _, _ in cells}
         assert by_cell[cells[0][0]] == [] and by_cell[cells[1][0]] == []
-        found, magic = by_cell[cells[2][0]]
-        assert found["code"] == "NM101" and found["range"]["start"] == {"line": 0, "character": 9}
-        assert magic["code"] == "NM201" and magic["range"]["start"]["line"] == 1  # in the magic
+        # the `%timeit` line magic's statement is checked too (NM201)
+        assert sorted(d["code"] for d in by_cell[cells[2][0]]) == ["NM101", "NM201"]
+        found = next(d for d in by_cell[cells[2][0]] if d["code"] == "NM101")
+        assert found["range"]["start"] == {"line": 0, "character": 9}
 
         hover = client.request(
             "textDocument/hover",
@@ -267,7 +268,8 @@ def test_notebook_cells_get_their_diagnostics(tmp_path: Path) -> None:
         first = apply_edits(cells[0][1], changes[cells[0][0]])
         third = apply_edits(cells[2][1], changes[cells[2][0]])
         assert "torch_xla" not in first and "import torch" in first
-        assert third == 'device = torch.device("neuron")\n'  # the magic's mark_step goes too
+        # the timed `xm.mark_step()` is removed with its `%timeit` line (NM201)
+        assert third == 'device = torch.device("neuron")\n'
 
         # an edit of the cell through notebook synchronisation clears the finding
         client.notify(

@@ -55,6 +55,8 @@ def _examples_tree() -> dict:
 def _rule_snippets() -> dict:
     out = {}
     for rule in load_rules():
+        if not rule.default:
+            continue  # opt-in packs (off by default) came after the snapshot
         snippets = [(f"example{i + 1}", e.before, e.file) for i, e in enumerate(rule.examples)]
         files = rule.ok_files or ("snippet.py",) * len(rule.ok)
         snippets += [(f"ok{i + 1}", s, f) for i, (s, f) in enumerate(zip(rule.ok, files))]

@@ -308,9 +308,12 @@ def legacy_import_names(job: Job, relative: str) -> tuple[tuple[str, ...], tuple
     ignored = job.settings.ignore + ignored_codes_for(job.settings, relative)
     names: list[str] = []
     codes: list[str] = []
+    enabled = {rule.code for rule in job.rules}
     for rule in job.universe:
         if any(covers(sel, rule) for sel in ignored):
             continue
+        if not rule.default and rule.code not in enabled:
+            continue  # an opt-in pack cleans its imports only when it is on
         for pattern in rule.patterns:
             if pattern.kind == UNUSED_IMPORT_KIND:
                 names.extend(pattern.names)
@@ -320,20 +323,26 @@ def legacy_import_names(job: Job, relative: str) -> tuple[tuple[str, ...], tuple
 
 def fix_text(
     text: str, path: str, job: Job, ruleset: RuleSet, relative: str | None = None
-) -> tuple[str, int, Analysis]:
+) -> tuple[str, int, Analysis, dict[str, str]]:
     """Apply fixes until none is left (a few rounds at most). Returns the new text, the number
-    of findings fixed and the analysis of the new text."""
+    of findings fixed, the analysis of the new text and the companion modules the applied fixes
+    import (name -> source)."""
     from neuron_migrate.engine import fixer
 
     legacy, noqa_codes = legacy_import_names(job, relative or path)
     analysis = analyze(text, path, job, ruleset)
     fixed = 0
+    companions: dict[str, str] = {}
     for _ in range(MAX_FIX_ROUNDS):
         chosen = [hit for hit, finding in analysis.live if job.options.wants_fix(finding)]
         if not chosen:
             break
         editing = [h for h in chosen if h.pattern.kind != UNUSED_IMPORT_KIND]
         new_module, applied, _declined = fixer.apply(analysis.module, editing, legacy, noqa_codes)
+        for edit in applied:
+            if "companion" in edit.params:
+                name, source = edit.params["companion"]
+                companions.setdefault(name, source)
         if not editing:
             new_module, _ = fixer.clean_imports(analysis.module, legacy, noqa_codes=noqa_codes)
         new_text = new_module.code
@@ -344,7 +353,7 @@ def fix_text(
         analysis = analyze(text, path, job, ruleset)
         if job.options.only is not None:
             break  # the chosen findings' positions name nothing in the new text
-    return text, fixed, analysis
+    return text, fixed, analysis, companions
 
 
 def check_source(
@@ -384,11 +393,14 @@ def _check_source(
 
     try:
         if job.options.rewrites:
-            new_text, fixed, analysis = fix_text(text, path, job, ruleset, relative or path)
+            new_text, fixed, analysis, companions = fix_text(
+                text, path, job, ruleset, relative or path
+            )
             if new_text != text:
                 _verify(text, new_text)
                 result.fixed_source = new_text
                 result.applied = fixed
+                result.companions = companions
         else:
             analysis = analyze(text, path, job, ruleset)
         result.findings = analysis.findings

@@ -311,6 +311,9 @@ def check(
             )
         elif machine and fix and not quiet:
             click.echo(f"Fixed {result.fixed} finding(s) ({len(findings)} remaining).", err=True)
+        if not quiet:
+            for path in result.created:
+                click.echo(f"Created {path} (a module the fixes import; review it).", err=True)
     if internal:
         sys.exit(EXIT_ERROR)
     sys.exit(EXIT_FINDINGS if findings and not exit_zero else EXIT_CLEAN)
@@ -349,7 +352,8 @@ def _show(settings, paths: list[Path], show_settings: bool, show_files: bool, fo
             f"Settings for: {', '.join(str(p) for p in paths)}",
             f"config file: {settings.config_path or '(none: defaults)'}",
             f"project root: {settings.root}",
-            f"select = {list(settings.select)}",
+            # no select: the default packs (opt-in packs are off)
+            f"select = {list(settings.select) if settings.select is not None else 'default'}",
             f"extend-select = {list(settings.extend_select)}",
             f"ignore = {list(settings.ignore)}",
             f"per-file-ignores = {dict((k, list(v)) for k, v in settings.per_file_ignores.items())}",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fnmatch
+import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -49,6 +50,8 @@ class Target:
         return {
             "device": f'"{self.device}"',
             "device_name": self.device,
+            # the device as a PJRT runtime names its kind ("NEURON", "CPU", "CUDA")
+            "device_kind": f'"{self.device.upper()}"',
             "backend": f'"{self.compile_backend}"',
             "process_group": f'"{self.process_group}"',
             "synchronize": self.synchronize,
@@ -70,7 +73,8 @@ def load_target(device: str) -> Target:
 
 @dataclass(frozen=True)
 class Settings:
-    select: tuple[str, ...] = ("ALL",)
+    # None: the default packs (every pack whose pack.toml does not say `default = false`)
+    select: tuple[str, ...] | None = None
     extend_select: tuple[str, ...] = ()
     ignore: tuple[str, ...] = ()
     per_file_ignores: dict[str, tuple[str, ...]] = field(default_factory=dict, hash=False)
@@ -206,6 +210,9 @@ def load_settings(config: Path | None, start: Path) -> Settings:
     return settings
 
 
+_LETTERS = re.compile(r"[A-Z]*")
+
+
 def covers(selector: str, rule: Rule) -> bool:
     """Does a selector (a code, a code prefix, a name or ALL; any case) name this rule?"""
     return _specificity(selector, rule) >= 0
@@ -213,13 +220,20 @@ def covers(selector: str, rule: Rule) -> bool:
 
 def _specificity(selector: str, rule: Rule) -> int:
     """How specifically a selector names a rule: -1 not at all, else the prefix length.
-    Codes, prefixes and ALL are read in any case, as `explain` reads them."""
+    Codes, prefixes and ALL are read in any case, as `explain` reads them.
+
+    A prefix names the rules whose code starts with it *and* has the same letters, as ruff's
+    linter prefixes do: `NM` and `NM1` select NM101 but not NMC101 (an opt-in pack), `NMC`
+    selects NMC101. `ALL` names every rule, opt-in packs included (ruff's `ALL`)."""
     upper = selector.upper()
     if upper == "ALL":
         return 0
     if selector.lower() == rule.name:
         return 99
-    return len(upper) if rule.code.startswith(upper) else -1
+    letters = _LETTERS.match(upper).group()
+    if rule.code.startswith(upper) and _LETTERS.match(rule.code).group() == letters:
+        return len(upper)
+    return -1
 
 
 def validate_selectors(selectors: tuple[str, ...], rules: tuple[Rule, ...], what: str) -> None:
@@ -228,21 +242,33 @@ def validate_selectors(selectors: tuple[str, ...], rules: tuple[Rule, ...], what
             raise ConfigError(f"{what}: unknown rule selector `{selector}`")
 
 
-def enabled(rule: Rule, select: tuple[str, ...], ignore: tuple[str, ...]) -> bool:
-    """ruff's resolution: the most specific selector wins; on a tie, ignore wins."""
+def enabled(
+    rule: Rule, select: tuple[str, ...], ignore: tuple[str, ...], by_default: bool = False
+) -> bool:
+    """ruff's resolution: the most specific selector wins; on a tie, ignore wins.
+    `by_default`: no `select` was given, so the default packs count as selected."""
     best_select = max((_specificity(s, rule) for s in select), default=-1)
+    if by_default and rule.default:
+        best_select = max(best_select, 0)
     best_ignore = max((_specificity(s, rule) for s in ignore), default=-1)
     return best_select >= 0 and best_select > best_ignore
 
 
 def select_rules(settings: Settings, rules: tuple[Rule, ...]) -> tuple[Rule, ...]:
-    select = settings.select + settings.extend_select
+    by_default = settings.select is None
+    select = (settings.select or ()) + settings.extend_select
     for what, selectors in (("select", select), ("ignore", settings.ignore)):
         validate_selectors(selectors, rules, what)
     where = f"{settings.config_path}: " if settings.config_path else ""
     for glob, codes in settings.per_file_ignores.items():
         validate_selectors(codes, rules, f"{where}per-file-ignores {glob!r}")
-    return tuple(r for r in rules if enabled(r, select, settings.ignore))
+    return tuple(
+        r
+        for r in rules
+        if enabled(r, select, settings.ignore, by_default)
+        # a pack that moves code off a device has nothing to do when that device is the target
+        and r.from_device != settings.target_device
+    )
 
 
 def path_matches(relative: str, pattern: str) -> bool:

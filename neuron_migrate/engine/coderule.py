@@ -206,16 +206,32 @@ class Context:
         return self._engine.variables_of(node, qname)
 
     # edit builders: code given here is final text (no placeholders)
-    def replace(self, node: cst.CSTNode, code: str, imports: Sequence[str] = ()) -> Edit:
-        """Replace an expression (or the value of a keyword argument) by `code`."""
+    def replace(
+        self,
+        node: cst.CSTNode,
+        code: str,
+        imports: Sequence[str] = (),
+        companion: tuple[str, str] | None = None,
+    ) -> Edit:
+        """Replace an expression (or the value of a keyword argument) by `code`. `companion`:
+        (module name, source) of a plain module of the user's project that `code` imports; it is
+        written once beside the fixed files when it does not exist yet."""
         params = {"template": _literal(code), "imports": [_literal(i) for i in imports]}
+        if companion is not None:
+            params["companion"] = list(companion)
         return Edit(node, "replace-expression", params, {})
 
     def replace_statement(
-        self, statement: cst.CSTNode, code: str, imports: Sequence[str] = ()
+        self,
+        statement: cst.CSTNode,
+        code: str,
+        imports: Sequence[str] = (),
+        companion: tuple[str, str] | None = None,
     ) -> Edit:
         """Replace a small statement by the statements of `code` ("" removes it)."""
         params = {"template": _literal(code), "imports": [_literal(i) for i in imports]}
+        if companion is not None:
+            params["companion"] = list(companion)
         return Edit(statement, "replace-statement", params, {})
 
     def remove_statement(self, statement: cst.CSTNode) -> Edit:

@@ -28,16 +28,65 @@ def render(template: str, variables: dict[str, str]) -> str:
 
 def _parse_expression(code: str) -> cst.BaseExpression:
     try:
-        return cst.parse_expression(code)
+        return cst.parse_expression(code).visit(_StarredTuples())
     except cst.ParserSyntaxError as exc:
         raise Decline(f"template gave invalid code: {code!r}") from exc
 
 
 def _statements(code: str) -> list[cst.BaseStatement]:
     try:
-        return list(cst.parse_module(code).body)
+        return list(cst.parse_module(code).visit(_StarredTuples()).body)
     except cst.ParserSyntaxError as exc:
         raise Decline(f"template gave invalid code: {code!r}") from exc
+
+
+class _StarredTuples(cst.CSTTransformer):
+    """`f(a, *(b, c))` -> `f(a, b, c)` and `f(a, *())` -> `f(a)`: a template that unpacks the
+    arguments it was given writes them out (same call, readable)."""
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.Call:
+        if not any(a.star == "*" and isinstance(a.value, cst.Tuple) for a in updated.args):
+            return updated
+        args: list[cst.Arg] = []
+        for arg in updated.args:
+            if arg.star == "*" and isinstance(arg.value, cst.Tuple):
+                if not all(isinstance(e, cst.Element) for e in arg.value.elements):
+                    return updated  # `*(a, *rest)`
+                args += [cst.Arg(value=e.value) for e in arg.value.elements]
+            else:
+                args.append(arg.with_changes(comma=cst.MaybeSentinel.DEFAULT))
+        spaced = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+        args = [a.with_changes(comma=spaced) for a in args[:-1]] + args[-1:]
+        return updated.with_changes(args=args)
+
+
+def quotes_for_fstring(node: cst.FormattedString) -> cst.FormattedString:
+    """Strings inside an f-string's replacement fields that use the f-string's own quote
+    (a template wrote `"RANK"` into `f"rank {...}"`) take the other quote: before Python 3.12
+    the same quote ends the f-string."""
+    quote = node.end[0] if node.end else '"'
+    other = "'" if quote == '"' else '"'
+
+    class Swap(cst.CSTTransformer):
+        def leave_SimpleString(self, original, updated):
+            value = updated.value
+            at = len(updated.prefix)
+            if value[at : at + 1] != quote or value[at : at + 3] == quote * 3:
+                return updated
+            body = value[at + 1 : -1]
+            if other in body or "\\" in body:
+                return updated
+            return updated.with_changes(value=f"{updated.prefix}{other}{body}{other}")
+
+    if quote * 3 == node.end:
+        return node
+    parts = [
+        part.with_changes(expression=part.expression.visit(Swap()))
+        if isinstance(part, cst.FormattedStringExpression)
+        else part
+        for part in node.parts
+    ]
+    return node.with_changes(parts=parts)
 
 
 # ---- expressions ----------------------------------------------------------------------------
@@ -165,13 +214,44 @@ def remove_statement(node: cst.CSTNode, params: dict, variables: dict) -> list:
     return []
 
 
+def render_block(template: str, variables: dict[str, str]) -> str:
+    """Render statement templates line by line: a value that spans lines (a call's argument
+    written over several lines) placed on an indented template line gets that indentation on
+    its continuation lines too, so it keeps its shape inside the new block."""
+    lines = []
+    for line in template.split("\n"):
+        indent = line[: len(line) - len(line.lstrip(" "))]
+        values = variables
+        if indent and "{" in line:
+            values = _Shifted(variables, indent)
+        lines.append(render(line, values))
+    return "\n".join(lines)
+
+
+class _Shifted(dict):
+    def __init__(self, variables: dict[str, str], indent: str) -> None:
+        super().__init__(variables)
+        self.indent = indent
+
+    def __getitem__(self, key: str) -> str:
+        return super().__getitem__(key).replace("\n", "\n" + self.indent)
+
+
 def replace_statement(node: cst.CSTNode, params: dict, variables: dict) -> list:
-    code = render(params["template"], variables).strip()
+    code = render_block(params["template"], variables).strip()
     return _statements(code + "\n") if code else []
 
 
 def insert_after(node: cst.CSTNode, params: dict, variables: dict) -> list:
-    return [KEEP, *_statements(render(params["template"], variables).strip() + "\n")]
+    new = _statements(render_block(params["template"], variables).strip() + "\n")
+    # an inserted class or function is set off by two blank lines, as PEP 8 has it
+    new = [
+        statement.with_changes(leading_lines=[cst.EmptyLine(), cst.EmptyLine()])
+        if isinstance(statement, (cst.ClassDef, cst.FunctionDef)) and not statement.leading_lines
+        else statement
+        for statement in new
+    ]
+    return [KEEP, *new]
 
 
 def prepend_to_body(node: cst.CSTNode, params: dict, variables: dict):

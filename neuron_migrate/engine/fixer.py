@@ -79,6 +79,8 @@ class _Applier(cst.CSTTransformer):
                 self.declined.append((edit, str(exc)))
             except Exception as exc:  # noqa: BLE001 - named after the rule that asked for it
                 raise RuleError(edit.rule, exc) from exc
+        if isinstance(original, cst.FormattedString) and updated is not original:
+            return actions.quotes_for_fstring(updated)
         if isinstance(original, (cst.IndentedBlock, cst.Module)):
             return self._block(original, updated)
         if isinstance(original, cst.SimpleStatementSuite):
@@ -91,7 +93,10 @@ class _Applier(cst.CSTTransformer):
         """Apply statement edits in turn. A list (new statements) ends the chain; a node is the
         edited statement; None: nothing changed."""
         result: list | cst.CSTNode = node
-        for edit in edits:
+        # insertions after the statement go last, so that one rule's rewrite of the statement
+        # and several rules' insertions after it all apply
+        edits = sorted(edits, key=lambda e: e.action == "insert-after")
+        for index, edit in enumerate(edits):
             try:
                 result = actions.STATEMENT_ACTIONS[edit.action](result, edit.params, edit.variables)
                 self.applied.append(edit)
@@ -101,8 +106,22 @@ class _Applier(cst.CSTTransformer):
             except Exception as exc:  # noqa: BLE001 - named after the rule that asked for it
                 raise RuleError(edit.rule, exc) from exc
             if isinstance(result, list):
-                return result
+                return self._insert_more(result, edits[index + 1 :], node)
         return None if result is node else result
+
+    def _insert_more(self, result: list, rest: list[Edit], node: cst.CSTNode) -> list:
+        """After the first edit that gave statements, the insertions after the same statement
+        follow what took its place."""
+        for edit in rest:
+            if edit.action != "insert-after":
+                self.declined.append((edit, "another edit replaced the statement"))
+                continue
+            try:
+                result = [*result, *actions.insert_after(node, edit.params, edit.variables)[1:]]
+                self.applied.append(edit)
+            except actions.Decline as exc:
+                self.declined.append((edit, str(exc)))
+        return result
 
     def _small(self, originals, updateds) -> list[cst.BaseSmallStatement] | None:
         """The small statements of a `a; b` line or one-line suite after their edits."""
@@ -164,6 +183,27 @@ class _Applier(cst.CSTTransformer):
             return None
         return [upd if item is actions.KEEP else item for item in result]
 
+    def _emptied(self, statement: cst.CSTNode) -> bool:
+        """An `if` with no else, or a `try` with no else / finally, whose body is only the
+        `pass` the fixes left: the `if` tests nothing with side effects, so it does nothing;
+        the `try`'s handlers can no longer run. Either goes."""
+        if not isinstance(statement, (cst.If, cst.Try)):
+            return False
+        body = statement.body
+        if not (
+            isinstance(body, cst.IndentedBlock)
+            and len(body.body) == 1
+            and id(body.body[0]) in self._inserted_pass
+            and statement.orelse is None
+        ):
+            return False
+        inner = cst.Module(body=[statement.with_changes(leading_lines=())]).code
+        if "#" in inner:
+            return False  # a comment inside would go with it; keep the block instead
+        if isinstance(statement, cst.Try):
+            return statement.finalbody is None
+        return _pure(statement.test)
+
     def _block(self, original, updated):
         body: list[cst.BaseStatement] = []
         carried: list[cst.EmptyLine] = []
@@ -171,6 +211,8 @@ class _Applier(cst.CSTTransformer):
         changed = False
         for orig, upd in zip(original.body, updated.body):
             result = self._statement(orig, upd)
+            if result is None and self._emptied(upd):
+                result = []  # an `if` / `try` whose whole body the fixes removed
             if result is None:
                 result = [upd]
             else:
@@ -206,6 +248,23 @@ class _Applier(cst.CSTTransformer):
             self._inserted_pass.add(id(stub))
             return updated.with_changes(body=[stub])
         return updated.with_changes(body=body, footer=[*carried, *updated.footer])
+
+
+def _pure(test: cst.BaseExpression) -> bool:
+    """A condition made of names, attributes, literals, comparisons and boolean operators."""
+    if isinstance(test, (cst.Name, cst.SimpleString, cst.Integer)):
+        return True
+    if isinstance(test, cst.Attribute):
+        return _pure(test.value)
+    if isinstance(test, cst.Comparison):
+        return _pure(test.left) and all(_pure(c.comparator) for c in test.comparisons)
+    if isinstance(test, cst.BooleanOperation):
+        return _pure(test.left) and _pure(test.right)
+    if isinstance(test, cst.UnaryOperation):
+        return _pure(test.expression)
+    if isinstance(test, (cst.Tuple, cst.List)):
+        return all(_pure(e.value) for e in test.elements)
+    return False
 
 
 # ---- imports --------------------------------------------------------------------------------
@@ -276,8 +335,13 @@ def clean_imports(
         if comment is not None and any(suppresses(comment.value, c) for c in noqa_codes):
             continue
         remove.setdefault(id(binding.statement), []).append(binding.name)
-    if not remove:
+    stars = _unused_legacy_stars(module, legacy, replaced)
+    if not remove and not stars:
         return module, -1
+    if stars:
+        module = module.visit(_DropStatements(stars))
+        if not remove:
+            return module, -1
     top_index = -1
     for index, stmt in enumerate(module.body):
         if isinstance(stmt, cst.SimpleStatementLine) and any(id(s) in remove for s in stmt.body):
@@ -289,6 +353,66 @@ def clean_imports(
     }
     new = module.visit(_Applier({}, edits, None))
     return new, top_index
+
+
+def _free_names(code: str) -> set[str]:
+    """Names the module reads but never binds (not builtins): what a star import could supply."""
+    import ast
+    import builtins
+
+    tree = ast.parse(code)
+    loaded, bound = set(), set(dir(builtins))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            (loaded if isinstance(node.ctx, ast.Load) else bound).add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(node.name)
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+        elif isinstance(node, ast.alias) and node.name != "*":
+            bound.add((node.asname or node.name).split(".")[0])
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            bound.add(node.name)
+    return loaded - bound
+
+
+def _unused_legacy_stars(
+    module: cst.Module, legacy: tuple[str, ...], added: frozenset[str] = frozenset()
+) -> set[int]:
+    """Ids of `from <legacy> import *` statements that nothing can still read from: the fixes
+    rewrote every name that came through them (`added`: names the fixes are about to import)."""
+    stars = [
+        node
+        for line in module.body
+        if isinstance(line, cst.SimpleStatementLine)
+        for node in line.body
+        if isinstance(node, cst.ImportFrom)
+        and isinstance(node.names, cst.ImportStar)
+        and node.module is not None
+        and not node.relative
+        and matches_name(dotted_name(node.module) or "", legacy)
+    ]
+    if not stars:
+        return set()
+    try:
+        free = _free_names(module.code) - added
+    except SyntaxError:
+        return set()
+    return {id(node) for node in stars} if not free else set()
+
+
+class _DropStatements(cst.CSTTransformer):
+    def __init__(self, ids: set[int]) -> None:
+        super().__init__()
+        self.ids = ids
+
+    def leave_SimpleStatementLine(self, original, updated):
+        if any(id(s) in self.ids for s in original.body):
+            kept = [u for o, u in zip(original.body, updated.body) if id(o) not in self.ids]
+            if not kept:
+                return cst.RemoveFromParent()
+            return updated.with_changes(body=kept)
+        return updated
 
 
 def _binding_of(statement: str) -> tuple[str, str]:
@@ -459,6 +583,55 @@ def _imports_used(edit: Edit) -> list[str]:
     return used
 
 
+class _Inside(cst.CSTVisitor):
+    """Ids of every node inside the given functions."""
+
+    def __init__(self, functions: set[int]) -> None:
+        super().__init__()
+        self.functions = functions
+        self.depth = 0
+        self.inside: set[int] = set()
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if id(node) in self.functions:
+            self.depth += 1
+        if self.depth:
+            self.inside.add(id(node))
+        return True
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        if id(original_node) in self.functions:
+            self.depth -= 1
+
+
+def _not_bound_locally(module: cst.Module, uses: list[tuple[Edit, str]]) -> list[str]:
+    """The imports the edits need, less those every needing edit already has from an import
+    in its own function (`def f(): import torch` in a module that imports lazily keeps doing
+    so: no module-level `import torch` is added for code written inside `f`)."""
+    if not uses:
+        return []
+    table = collect_imports(module)
+    needed: list[str] = []
+    inside: dict[str, set[int]] = {}
+    for edit, statement in uses:
+        name, qname = _binding_of(statement)
+        if statement not in inside:
+            functions = {
+                key
+                for key, scope in table.scopes.items()
+                if scope.kind == "function"
+                and (binding := scope.names.get(name)) is not None
+                and binding.qname == qname
+            }
+            walker = _Inside(functions)
+            if functions:
+                module.visit(walker)
+            inside[statement] = walker.inside
+        if id(edit.target) not in inside[statement]:
+            needed.append(statement)
+    return needed
+
+
 def apply(
     module: cst.Module,
     hits: list[Hit],
@@ -478,7 +651,9 @@ def apply(
             dirty.update(hit.statements)
     applier = _Applier(expression_edits, statement_edits, dirty)
     new = module.visit(applier)
-    needed = [imp for edit in applier.applied for imp in _imports_used(edit)]
+    needed = _not_bound_locally(
+        module, [(edit, imp) for edit in applier.applied for imp in _imports_used(edit)]
+    )
     if legacy_imports and applier.applied:
         replaced = frozenset(_binding_of(statement)[0] for statement in needed)
         new, _ = clean_imports(new, legacy_imports, replaced, noqa_codes)

@@ -90,7 +90,7 @@ class Matcher(cst.CSTVisitor):
         super().__init__()
         self._scopes: list[Scope] = [self.table.module]
         self._statements: list[int] = []
-        self._bound = self.table.bound_names
+        self._bound = self.table.bound_names | self._star_names()
         self._resolved: dict[int, tuple[str, Binding] | None] = {}
         self._consumed: set[int] = set()
         self._skip_names: set[int] = set()
@@ -203,11 +203,38 @@ class Matcher(cst.CSTVisitor):
             if binding is not None:
                 binding.uses += 1
                 result = (".".join([binding.qname, *reversed(parts)]), binding)
+            elif head.value in self._from_star:
+                result = (".".join([self._from_star[head.value], *reversed(parts)]), None)
         self._resolved[key] = result
         return result[0] if result else None
 
     def code(self, node: cst.CSTNode) -> str:
         return self.module.code_for_node(node)
+
+    def _star_names(self) -> frozenset[str]:
+        """Names a star import brings in (`from m import *`), as far as the rules know them:
+        a name the file neither imports nor defines at the top, whose `m.name` some rule names
+        exactly. They resolve to `m.name` like any imported name."""
+        self._from_star: dict[str, str] = {}
+        if not self.table.star_modules:
+            return frozenset()
+        defined = set(self.table.bound_names)
+        for statement in self.module.body:
+            if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+                defined.add(statement.name.value)
+            elif isinstance(statement, cst.SimpleStatementLine):
+                for small in statement.body:
+                    if isinstance(small, cst.Assign):
+                        defined.update(
+                            t.target.value for t in small.targets if isinstance(t.target, cst.Name)
+                        )
+        for module in self.table.star_modules:
+            prefix = module + "."
+            for qname in self.rules.exact_names():
+                name = qname[len(prefix) :] if qname.startswith(prefix) else ""
+                if name and "." not in name and name not in defined:
+                    self._from_star.setdefault(name, qname)
+        return frozenset(self._from_star)
 
     def imports_module(self, modules: tuple[str, ...]) -> bool:
         return any(q == m or q.startswith(m + ".") for q in self.imported for m in modules)
@@ -358,6 +385,17 @@ class Matcher(cst.CSTVisitor):
                 return False
             if pattern.args == "one" and len(node.args) != 1:
                 return False
+            if pattern.args == "keywords" and (
+                not node.args or any(a.keyword is None for a in node.args)
+            ):
+                return False
+            if pattern.arg_values:
+                positional = [a.value for a in node.args if a.keyword is None and not a.star]
+                for index, wanted in pattern.arg_values.items():
+                    if index >= len(positional) or not self._value_matches(
+                        positional[index], wanted
+                    ):
+                        return False
             if pattern.keywords or pattern.no_keywords or pattern.keyword_values:
                 given = {a.keyword.value: a for a in node.args if a.keyword is not None}
                 if pattern.keywords and not any(k in given for k in pattern.keywords):
@@ -367,6 +405,8 @@ class Matcher(cst.CSTVisitor):
                 for name, code in pattern.keyword_values.items():
                     if name not in given or self.code(given[name].value) != code:
                         return False
+        if pattern.target_devices and self.target.device not in pattern.target_devices:
+            return False
         if pattern.when is None:
             return True
         try:

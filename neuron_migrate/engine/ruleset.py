@@ -228,6 +228,10 @@ class RuleSet:
                 found.append(entry)
         return found
 
+    def exact_names(self) -> set[str]:
+        """Every qualified name some enabled rule matches exactly (no glob)."""
+        return set(self.calls) | set(self.references)
+
     def call_entries(self, qname: str) -> list[Entry]:
         return self._lookup(qname, self.calls, self.call_patterns)
 

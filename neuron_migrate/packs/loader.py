@@ -38,6 +38,8 @@ RULE_KEYS = {
     "ok",
 }
 PACK_FILE = "pack.toml"  # a pack folder's name and shared lists
+# NM123 for the default packs; an opt-in pack adds a letter after NM (NMC101) so that the
+# selector `NM` keeps meaning the default packs (selectors match on the whole letter prefix)
 CODE_RE = re.compile(r"^NM[A-Z]?[0-9]{3}$")
 NAME_RE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 
@@ -63,6 +65,8 @@ class Pattern:
     values: tuple[str, ...] = ()
     unused: bool | None = None
     case: str | None = None
+    arg_values: dict[int, tuple[str, ...]] = field(default_factory=dict, hash=False, compare=False)
+    target_devices: tuple[str, ...] = ()
     reads: str | None = None
     params: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
 
@@ -93,6 +97,11 @@ class Rule:
     ok_files: tuple[str, ...] = ()
     # the rule's code module (same stem as its TOML file, built-in packs only), or None
     module: str | None = None
+    # the pack's `default`: false for an opt-in pack (enabled by selecting its prefix or ALL)
+    default: bool = True
+    # the pack's `from-device`: the device its code moves away from; the pack has nothing
+    # to say when that device is the target (`--target-device cuda` leaves CUDA code alone)
+    from_device: str | None = None
     # the pack's `[lists]`, for code modules that read the pack's shared facts
     lists: dict[str, tuple[str, ...]] = field(default_factory=dict, hash=False, compare=False)
 
@@ -137,6 +146,18 @@ def _str_table(path: Path, where: str, data: dict, key: str) -> dict[str, str]:
     if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
         raise _fail(path, where, f"`{key}` must be a table of strings")
     return dict(value)
+
+
+def _arg_values(path: Path, where: str, data: dict) -> dict[int, tuple[str, ...]]:
+    value = data.get("arg-values", {})
+    if not isinstance(value, dict):
+        raise _fail(path, where, "`arg-values` must be a table of index = [values]")
+    out = {}
+    for index in value:
+        if not index.isdigit():
+            raise _fail(path, where, f"`arg-values`: {index!r} is not a position")
+        out[int(index)] = _str_list(path, where, value, index)
+    return out
 
 
 def _bool(path: Path, where: str, data: dict, key: str) -> bool | None:
@@ -226,6 +247,8 @@ def _pattern(path: Path, where: str, data: Any) -> Pattern:
         keyword_values=_str_table(path, where, data, "keyword-values"),
         values=_str_list(path, where, data, "values"),
         unused=_bool(path, where, data, "unused"),
+        arg_values=_arg_values(path, where, data),
+        target_devices=_str_list(path, where, data, "target-devices"),
         params=params,
     )
 
@@ -253,7 +276,7 @@ def _ok(path: Path, where: str, data: dict) -> tuple[tuple[str, ...], tuple[str,
     return tuple(codes), tuple(files)
 
 
-def _rule(path: Path, pack: str, index: int, data: Any) -> Rule:
+def _rule(path: Path, pack: PackInfo, index: int, data: Any) -> Rule:
     where = f"rule #{index + 1}"
     if not isinstance(data, dict):
         raise _fail(path, where, "must be a table")
@@ -262,8 +285,14 @@ def _rule(path: Path, pack: str, index: int, data: Any) -> Rule:
     unknown = sorted(set(data) - RULE_KEYS)
     if unknown:
         raise _fail(path, where, f"unknown field `{unknown[0]}`")
-    if not CODE_RE.match(code):
-        raise _fail(path, where, "`code` must be NM, an optional capital letter, and three digits")
+    # the letter after NM marks an opt-in pack's code, and only an opt-in pack's
+    if not CODE_RE.match(code) or pack.default != code[2].isdigit():
+        raise _fail(
+            path,
+            where,
+            "`code` must be NM and three digits (NM, a capital letter and three digits in an "
+            "opt-in pack)",
+        )
     name = _str(path, where, data, "name")
     if not NAME_RE.match(name):
         raise _fail(path, where, "`name` must be kebab-case")
@@ -300,7 +329,9 @@ def _rule(path: Path, pack: str, index: int, data: Any) -> Rule:
     return Rule(
         code=code,
         name=name,
-        pack=pack,
+        pack=pack.name,
+        default=pack.default,
+        from_device=pack.from_device,
         severity=Severity(severity),
         message=_str(path, where, data, "message"),
         why=_str(path, where, data, "why"),
@@ -340,10 +371,31 @@ def _read_toml(path: Path) -> dict[str, Any]:
         raise PackError(f"{path}: not valid TOML: {exc}") from None
 
 
-def _pack_header(path: Path, data: dict[str, Any]) -> tuple[str, dict[str, list[str]]]:
+@dataclass(frozen=True)
+class PackInfo:
+    """What `[pack]` says about every rule of the pack."""
+
+    name: str
+    default: bool = True
+    from_device: str | None = None
+
+
+PACK_KEYS = {"name", "description", "default", "from-device"}
+
+
+def _pack_header(path: Path, data: dict[str, Any]) -> tuple[PackInfo, dict[str, list[str]]]:
     pack = data.get("pack", {})
     if not isinstance(pack, dict) or not isinstance(pack.get("name"), str):
         raise _fail(path, "[pack]", "missing required field `name`")
+    unknown = sorted(set(pack) - PACK_KEYS)
+    if unknown:
+        raise _fail(path, "[pack]", f"unknown field `{unknown[0]}`")
+    default = _bool(path, "[pack]", pack, "default")
+    info = PackInfo(
+        name=pack["name"],
+        default=True if default is None else default,
+        from_device=_str(path, "[pack]", pack, "from-device", required=False),
+    )
     lists = data.get("lists", {})
     if not isinstance(lists, dict) or not all(
         isinstance(v, list) and all(isinstance(i, str) for i in v) for v in lists.values()
@@ -353,7 +405,7 @@ def _pack_header(path: Path, data: dict[str, Any]) -> tuple[str, dict[str, list[
     expanded: dict[str, list[str]] = {}
     for key, value in lists.items():
         expanded[key] = _expand(value, expanded, path)
-    return pack["name"], expanded
+    return info, expanded
 
 
 def _with_lists(rule: Rule, lists: dict[str, list[str]]) -> Rule:
@@ -369,13 +421,13 @@ def load_pack(path: Path, with_code: bool = False) -> list[Rule]:
     if path.is_dir():
         return _load_pack_dir(path, with_code)
     data = _read_toml(path)
-    name, lists = _pack_header(path, data)
+    info, lists = _pack_header(path, data)
     rules = data.get("rule")
     if not isinstance(rules, list) or not rules:
         raise _fail(path, "[[rule]]", "a pack needs at least one rule")
     rules = [_expand(rule, lists, path) for rule in rules]
     return [
-        _needs_code(path, _with_lists(_rule(path, name, i, r), lists)) for i, r in enumerate(rules)
+        _needs_code(path, _with_lists(_rule(path, info, i, r), lists)) for i, r in enumerate(rules)
     ]
 
 
@@ -386,13 +438,13 @@ def rule_files(folder: Path) -> list[Path]:
 
 def _load_pack_dir(folder: Path, with_code: bool) -> list[Rule]:
     header = folder / PACK_FILE
-    name, lists = _pack_header(header, _read_toml(header))
+    info, lists = _pack_header(header, _read_toml(header))
     files = rule_files(folder)
     if not files:
         raise _fail(folder, "rules", "a pack needs at least one rule file")
     rules = []
     for file in files:
-        rule = _with_lists(_rule(file, name, 0, _expand(_read_toml(file), lists, file)), lists)
+        rule = _with_lists(_rule(file, info, 0, _expand(_read_toml(file), lists, file)), lists)
         code = file.with_suffix(".py")
         module = str(code) if with_code and code.is_file() else None
         rules.append(_needs_code(file, replace(rule, module=module)))

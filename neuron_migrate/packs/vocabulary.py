@@ -58,6 +58,7 @@ ARGS: dict[str, str] = {
     "any": "any (the default)",
     "none": "no argument",
     "one": "exactly one argument",
+    "keywords": "at least one argument, every one a keyword (`f(a=1, b=2)`)",
 }
 
 # the edits a `[[match]]` table may name (`action = ...`), with the fields each takes
@@ -135,5 +136,7 @@ PATTERN_FIELDS: dict[str, str] = {
     "keyword-values": "the call passes these keywords with exactly this code",
     "values": "kind keyword: the keyword's value is one of these (code)",
     "unused": "kind import: the names the import binds are used nowhere else",
+    "arg-values": "positional arguments with one of these values (code): { 0 = ['\"cuda\"'] }",
+    "target-devices": "the table applies only when --target-device is one of these",
 }
 PATTERN_KEYS = frozenset(PATTERN_FIELDS) | {k for ps in ACTION_PARAMS.values() for k in ps}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from functools import lru_cache
 from urllib.parse import unquote
 
 from lsprotocol import types as lsp
@@ -13,6 +14,7 @@ from pygls.workspace import TextDocument
 from neuron_migrate import __version__
 from neuron_migrate.api import rule_page
 from neuron_migrate.model import FileResult
+from neuron_migrate.packs.loader import Rule
 from neuron_migrate.server import actions
 from neuron_migrate.server.config import SettingsStore
 from neuron_migrate.server.convert import (
@@ -52,7 +54,6 @@ class MigrateServer(LanguageServer):
         # client spells their URIs
         self._published: set[str] = set()
         self.opened: set[str] = set()
-        self._pages: dict[tuple[str, tuple[str, ...]], str] = {}
 
     def document(self, uri: str) -> TextDocument | None:
         """The open text document (pygls keeps them under the unquoted URI; a client's URIs
@@ -236,19 +237,12 @@ class MigrateServer(LanguageServer):
             if finding.code not in seen and contains(place(finding, lines, codec), params.position):
                 seen.append(finding.code)
         rules = [self.checker.rule(settings, code) for code in seen]
-        pages = [self.page(rule, settings.packs) for rule in rules if rule is not None]
+        pages = [_page(rule) for rule in rules if rule is not None]
         if not pages:
             return None
         return lsp.Hover(
             contents=lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value="\n---\n\n".join(pages))
         )
-
-    def page(self, rule, packs: tuple[str, ...]) -> str:
-        """The rule's `explain` page (it runs the rule's examples: made once per rule)."""
-        key = (rule.code, packs)
-        if key not in self._pages:
-            self._pages[key] = rule_page(rule, packs)
-        return self._pages[key]
 
     def watch_config(self) -> None:
         """Ask the client to report pyproject.toml changes, when it can."""
@@ -269,3 +263,9 @@ class MigrateServer(LanguageServer):
                 ]
             )
         )
+
+
+@lru_cache(maxsize=256)
+def _page(rule: Rule) -> str:
+    """A rule's `explain` page (its examples run once per server, then the page is kept)."""
+    return rule_page(rule)

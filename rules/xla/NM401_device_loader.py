@@ -1,8 +1,12 @@
 """NM401 device-loader: a device loader becomes the plain loader, and each `for` loop that
 consumes it moves its batch to the device at the top of its body.
 
-The fix is offered only when every consuming loop is in the same scope as the loader, binds its
-batch to names or a tuple of names, and the device is known; otherwise the finding is manual.
+When every consuming loop is in the same scope as the loader and unpacks its batch into a tuple
+of names (`for x, y in loader`), the loader is unwrapped and the loop moves each name. Any other
+shape (a batch that may be a dict or nested, a loader built in one function and consumed in
+another, kept on `self`, returned, or consumed by a helper) gets `DeviceLoader(loader, device)`:
+a small class the fix writes once at the top of the module, which does what MpDeviceLoader did
+(without prefetching) and keeps the batch's structure. With no device given it is manual.
 """
 
 from __future__ import annotations
@@ -40,6 +44,57 @@ def loop_batch_names(target: cst.BaseExpression, through_enumerate: bool) -> str
     ):
         return ", ".join(e.value.value for e in target.elements)
     return None
+
+
+HELPER = "DeviceLoader"
+HELPER_CODE = f'''
+class {HELPER}:
+    """What torch_xla's MpDeviceLoader did, without prefetching: iterate `loader` and move each
+    batch to `device`, keeping its structure (tensors in tuples, lists, dicts, nested)."""
+
+    def __init__(self, loader, device):
+        self.loader = loader
+        self.device = device
+
+    def __iter__(self):
+        for batch in self.loader:
+            yield self.move(batch)
+
+    def __len__(self):
+        return len(self.loader)
+
+    def move(self, data):
+        if isinstance(data, torch.Tensor):
+            return data.to(self.device)
+        if isinstance(data, Mapping):
+            return {{key: self.move(value) for key, value in data.items()}}
+        if isinstance(data, (list, tuple)):
+            moved = [self.move(value) for value in data]
+            return type(data)(*moved) if hasattr(data, "_fields") else type(data)(moved)
+        return data
+'''
+HELPER_IMPORTS = ("import torch", "from collections.abc import Mapping")
+
+
+def _module_imports(module: cst.Module) -> list[cst.SimpleStatementLine]:
+    """The import lines at the top of the module (after a docstring), in order."""
+    lines = []
+    for statement in module.body:
+        if isinstance(statement, cst.SimpleStatementLine) and all(
+            isinstance(s, (cst.Import, cst.ImportFrom)) for s in statement.body
+        ):
+            lines.append(statement)
+        elif lines or not (
+            isinstance(statement, cst.SimpleStatementLine)
+            and isinstance(statement.body[0], cst.Expr)
+        ):
+            break
+    return lines
+
+
+def _imports_module(line: cst.SimpleStatementLine, prefixes: tuple[str, ...]) -> bool:
+    code = cst.Module(body=[line]).code
+    return any(p in code for p in prefixes)
 
 
 class DeviceLoader(CodeRule):
@@ -117,7 +172,22 @@ class DeviceLoader(CodeRule):
                     found.loops.append(loop)
                     return
 
+    def _helper_anchor(self, module: cst.Module) -> cst.SimpleStatementLine | None:
+        """The last top-level import that stays after the migration: the helper goes below it."""
+        if any(
+            isinstance(s, (cst.ClassDef, cst.FunctionDef)) and s.name.value == HELPER
+            for s in module.body
+        ):
+            return None  # the name is taken
+        legacy = ("torch_xla", "torch_neuronx")
+        lines = _module_imports(module)
+        kept = [line for line in lines if not _imports_module(line, legacy)]
+        # below a legacy import that the migration removes, the helper stays in its place
+        return (kept or lines or [None])[-1]
+
     def leave_Module(self, node: cst.Module) -> None:
+        anchor = self._helper_anchor(node)
+        helper_written = False
         for found in self.loaders:
             variables = {
                 "loader": self.ctx.code(found.loader),
@@ -127,9 +197,32 @@ class DeviceLoader(CodeRule):
             }
             movable = (
                 found.loops
-                and all(names for _, _, names in found.loops)
+                and all(names and ", " in names for _, _, names in found.loops)
                 and found.device is not None
             )
+            if not movable and found.device is not None and anchor is not None:
+                # any batch, consumed anywhere: the helper class moves each batch
+                edits = [
+                    self.ctx.replace(
+                        found.call,
+                        f"{HELPER}({variables['loader']}, {variables['device_expr']})",
+                    )
+                ]
+                statements = set(found.statements)
+                if not helper_written:
+                    edits.append(
+                        self.ctx.insert_after(anchor.body[-1], HELPER_CODE, HELPER_IMPORTS)
+                    )
+                    statements.add(id(anchor))
+                    helper_written = True
+                self.report(
+                    found.call,
+                    case="move",
+                    edits=edits,
+                    variables=variables,
+                    statements=tuple(statements),
+                )
+                continue
             if not movable:
                 self.report(
                     found.call, case="manual", variables=variables, statements=found.statements

@@ -1,14 +1,15 @@
 """What a project rule's module sees: the items read from project files, the context, reports.
 
 A project rule is a TOML file in a pack folder whose `[[match]]` tables have `kind = "project"`.
-Each such table is a *case* of the rule: the item type it `reads` (pin, python-requires, env,
-command, image, line: packs/vocabulary.py PROJECT_ITEMS), the `names` it is about, the
-`message` printed for it (a template with `{placeholders}`) and the `safety` of its fix.
+Each such table is a *case* of the rule: the item type it `reads` (pin, option,
+python-requires, env, command, image, line: packs/vocabulary.py PROJECT_ITEMS), the `names` it
+is about, the `message` printed for it (a template with `{placeholders}`) and the `safety` of
+its fix.
 
 Without a module, a rule is data: every item whose name matches one of a case's `names` is
-reported with that case's message (see `default_check`; no fix). A rule with logic has a module
-beside its TOML with the same stem (`NM123_some_rule.py` beside `NM123_some_rule.toml`) and one function per item type
-it reads, registered with `checks`:
+reported with that case's message (see `report_by_names`; no fix). A rule with logic has a
+module beside its TOML with the same stem (`NM123_some_rule.py` beside `NM123_some_rule.toml`)
+and one function per item type it reads, registered with `checks`:
 
     from neuron_migrate.checkers.project.api import Context, Pin, Report, checks
 
@@ -18,10 +19,12 @@ it reads, registered with `checks`:
             return []
         return [ctx.report(pin, "old-package", replacement="", pin=pin.shown)]
 
+A check handles every case of the rule that reads its item type (`report_by_names` reports the
+plain data ones); an item type the module does not check is read as data.
 `ctx.report` names the case the finding belongs to; its keyword values fill the case's message.
 A `replacement` asks for a fix (with the case's safety): for a pin, the new requirement text
-("" removes it); for python-requires, the new specifier; for env, "" removes the assignment;
-for a line, its new text ("" removes it); for a part of a line or a word of a command (report
+("" removes it); for python-requires, the new specifier; for env or option, "" removes the
+assignment or the option; for a line, its new text ("" removes it); for a part of a line or a word of a command (report
 on `line.part(start, end)` or `command.words[i]` as the item), the new text of that part.
 The file's format turns it into an edit of its own syntax, or reports without a fix where it
 cannot edit (a hash-pinned requirement line, a setup.cfg `key = value` line).

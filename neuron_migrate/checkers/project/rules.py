@@ -80,8 +80,8 @@ def _project_rule(rule: Rule) -> ProjectRule:
             raise PackError(
                 f"{where}: the case reading {case.reads!r} needs a check of it in "
                 f"{rule.module or 'a code module beside the rule file'} "
-                "(a data case has `names`, no `safety`, and reads a pin, env, command, image "
-                "or line)"
+                "(a data case has `names`, no `safety`, and reads "
+                f"{', '.join(sorted(PROJECT_DATA_ITEMS))})"
             )
         checks[case.reads] = default_check
     return ProjectRule(rule, checks)

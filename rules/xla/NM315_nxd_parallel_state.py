@@ -1,0 +1,87 @@
+"""NM315 nxd-parallel-state: NxD's parallel_state becomes a DeviceMesh ("dp", "tp") held by the
+companion module parallel_mesh.py; size, rank and group queries become mesh queries."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import libcst as cst
+
+
+def _support():
+    name = "neuron_migrate_rules.xla.nxd_support"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(
+            name, Path(__file__).parent / "nxd" / "support.py"
+        )
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
+support = _support()
+
+M = support.MESH
+INIT = (
+    "tensor_model_parallel_size",
+    "pipeline_model_parallel_size",
+    "context_parallel_size",
+    "expert_model_parallel_size",
+    "skip_collective_init",
+    "lnc_size",
+    "mesh_only",
+)
+# the other dimensions must stay 1: pipeline, context and expert parallelism stay manual (NM313)
+ONE = ("pipeline_model_parallel_size", "context_parallel_size", "expert_model_parallel_size")
+QUERIES = {
+    "model_parallel_is_initialized": f"{M}.is_initialized()",
+    "destroy_model_parallel": f"{M}.destroy()",
+    "get_tensor_model_parallel_size": f"{M}.tp_mesh().size()",
+    "get_tensor_model_parallel_rank": f"{M}.tp_mesh().get_local_rank()",
+    "get_tensor_model_parallel_group": f"{M}.tp_mesh().get_group()",
+    "get_data_parallel_size": f"{M}.dp_mesh().size()",
+    "get_data_parallel_rank": f"{M}.dp_mesh().get_local_rank()",
+    "get_data_parallel_group": f"{M}.dp_mesh().get_group()",
+    "get_world_group": "torch.distributed.group.WORLD",
+}
+
+
+class ParallelState(support.NxdRule):
+    NAMES = support.STATE
+
+    def rewrite(self, node: cst.Call, qname: str):
+        short = qname.rsplit(".", 1)[1]
+        imports = [support.MESH_IMPORT, "import torch"]
+        if short == "divide":
+            call = support.Call(node, self.ctx.code, ("numerator", "denominator"))
+            if call.problem or len(call.args) != 2:
+                return call.problem or "it does not pass exactly a numerator and a denominator"
+            return self.fix(node.func, f"{M}.divide", imports)
+        if short == "initialize_model_parallel":
+            call = support.Call(node, self.ctx.code, INIT)
+            if call.problem:
+                return call.problem
+            for name in ONE:
+                if call.args.get(name, "1") != "1":
+                    return f"`{name}={call.args[name]}`: pipeline, context and expert parallelism are not written for you (torch.distributed.pipelining, context_parallel)"
+            for name in ("skip_collective_init", "mesh_only"):
+                if call.args.get(name, "False") != "False":
+                    return f"`{name}=` has no DeviceMesh equivalent"
+            size = call.args.get("tensor_model_parallel_size", "1")
+            device = self.ctx.target.device
+            return self.fix(
+                node, f'{M}.init_mesh("{device}", tensor_parallel_size={size})', imports
+            )
+        if node.args:
+            if (
+                short.endswith("_group")
+                and len(node.args) == 1
+                and self.ctx.code(node.args[0].value) == "False"
+            ):
+                pass
+            else:
+                return "its arguments (`as_list=True` gives XLA replica groups) have no mesh equivalent"
+        return self.fix(node, QUERIES[short], imports)

@@ -1,0 +1,362 @@
+"""The device mesh of this project's model parallelism, and what NeuronX Distributed did around
+it, in plain PyTorch.
+
+Written by neuron-migrate when it moved NeuronX Distributed (NxD) code to native PyTorch (rules
+NM314-NM319; `neuron-migrate explain NM315`). NxD kept its process groups in ``parallel_state``;
+here they live in one DeviceMesh with the dimensions ("dp", "tp"), tensor parallel innermost
+(consecutive ranks), as NxD ordered them. Model code in any module reads it with ``tp_mesh()`` /
+``dp_mesh()``. Below the mesh: NxD's trainer defaults (``training_config``, gradient clipping
+before each step, across meshes), gradient and tensor all-reduces over one dimension, DCP
+checkpoints with NxD's signatures, NxD's ``mappings`` under their own names (the same collectives
+forward and backward), and ``QKVLinear`` for GQAQKVColumnParallelLinear. Edit this file freely:
+the migration writes it only when it does not exist yet.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import torch
+import torch.distributed as dist
+import torch.distributed.checkpoint as dcp
+from torch.distributed.checkpoint.state_dict import (
+    StateDictOptions,
+    get_model_state_dict,
+    get_optimizer_state_dict,
+    set_model_state_dict,
+    set_optimizer_state_dict,
+)
+from torch.distributed.device_mesh import DeviceMesh, init_device_mesh
+
+_MESH: DeviceMesh | None = None
+
+
+def init_mesh(device_type: str, tensor_parallel_size: int = 1) -> DeviceMesh:
+    """Create the ("dp", "tp") mesh over every rank (initialize_model_parallel)."""
+    global _MESH
+    if not dist.is_initialized():
+        dist.init_process_group()
+    world = dist.get_world_size()
+    if world % tensor_parallel_size:
+        raise ValueError(
+            f"world size {world} is not divisible by tensor parallel size {tensor_parallel_size}"
+        )
+    _MESH = init_device_mesh(
+        device_type,
+        (world // tensor_parallel_size, tensor_parallel_size),
+        mesh_dim_names=("dp", "tp"),
+    )
+    return _MESH
+
+
+def get_mesh() -> DeviceMesh:
+    if _MESH is None:
+        raise RuntimeError(
+            "the device mesh is not initialized: call parallel_mesh.init_mesh(...) first"
+        )
+    return _MESH
+
+
+def tp_mesh() -> DeviceMesh:
+    return get_mesh()["tp"]
+
+
+def dp_mesh() -> DeviceMesh:
+    return get_mesh()["dp"]
+
+
+def is_initialized() -> bool:
+    return _MESH is not None
+
+
+def destroy() -> None:
+    """Forget the mesh (destroy_model_parallel); the default process group stays."""
+    global _MESH
+    _MESH = None
+
+
+def with_init(module: torch.nn.Module, init_method: Any) -> torch.nn.Module:
+    """Apply an NxD ``init_method`` to the full weight before it is sharded, as NxD did on CPU."""
+    with torch.no_grad():
+        init_method(module.weight)
+    return module
+
+
+def divide(numerator: int, denominator: int) -> int:
+    """Integer division that insists on divisibility, as NxD's utils.divide did."""
+    if numerator % denominator:
+        raise ValueError(f"{numerator} is not divisible by {denominator}")
+    return numerator // denominator
+
+
+def training_config(device_type: str, **config: Any) -> dict[str, Any]:
+    """NxD's neuronx_distributed_config: its settings with NxD's defaults, and the mesh.
+
+    NxD's optimizer clipped gradients to norm 1.0 unless told otherwise; the same defaults are kept.
+    """
+    optimizer_config = {"zero_one_enabled": False, "grad_clipping": True, "max_grad_norm": 1.0}
+    optimizer_config.update(config.pop("optimizer_config", None) or {})
+    settings = {"tensor_parallel_size": 1, "sequence_parallel": False, **config}
+    settings["optimizer_config"] = optimizer_config
+    if not is_initialized():
+        init_mesh(device_type, settings["tensor_parallel_size"])
+    return settings
+
+
+def clip_grad_norm_before_step(
+    optimizer: torch.optim.Optimizer, config: dict[str, Any]
+) -> torch.optim.Optimizer:
+    """Clip gradients before every ``optimizer.step()`` as NxD's optimizer did (DTensor-aware)."""
+    optimizer_config = config["optimizer_config"]
+    if optimizer_config["grad_clipping"]:
+        max_norm = optimizer_config["max_grad_norm"]
+
+        def clip(opt: torch.optim.Optimizer, args: Any, kwargs: Any) -> None:
+            params = [
+                p for group in opt.param_groups for p in group["params"] if p.grad is not None
+            ]
+            clip_grad_norm(params, max_norm)
+
+        optimizer.register_step_pre_hook(clip)
+    return optimizer
+
+
+def clip_grad_norm(parameters: Any, max_norm: float, norm_type: float = 2.0) -> torch.Tensor:
+    """torch.nn.utils.clip_grad_norm_ over parameters that live on different meshes.
+
+    Tensor-parallel parameters are DTensors on the ("dp", "tp") mesh, the others (after FSDP2) on
+    "dp" alone; the norm is taken per mesh and combined, as NxD's grads.clip_grad_norm did.
+    """
+    params = [parameters] if isinstance(parameters, torch.Tensor) else list(parameters)
+    by_mesh: dict[Any, list[torch.Tensor]] = {}
+    for p in params:
+        if p.grad is not None:
+            by_mesh.setdefault(getattr(p.grad, "device_mesh", None), []).append(p.grad)
+    norms = []
+    for grads in by_mesh.values():
+        norm = torch.nn.utils.get_total_norm(grads, norm_type)
+        norms.append(norm.full_tensor() if hasattr(norm, "full_tensor") else norm)
+    if not norms:
+        return torch.tensor(0.0)
+    total = torch.linalg.vector_norm(torch.stack(norms), norm_type)
+    coefficient = float(torch.clamp(max_norm / (total + 1e-6), max=1.0))
+    for grads in by_mesh.values():
+        for grad in grads:
+            grad.mul_(coefficient)
+    return total
+
+
+# NxD's mappings, under their NxD names and parameters: the same collectives in forward and
+# backward, on the "tp" dimension of the mesh unless a process group is given.
+
+
+def _all_reduce(x: torch.Tensor, group: dist.ProcessGroup) -> torch.Tensor:
+    x = x.clone()
+    dist.all_reduce(x, group=group)
+    return x
+
+
+def _all_gather(x: torch.Tensor, dim: int, group: dist.ProcessGroup) -> torch.Tensor:
+    parts = [torch.empty_like(x) for _ in range(dist.get_world_size(group))]
+    dist.all_gather(parts, x.contiguous(), group=group)
+    return torch.cat(parts, dim=dim)
+
+
+def _split(x: torch.Tensor, dim: int, group: dist.ProcessGroup) -> torch.Tensor:
+    return x.chunk(dist.get_world_size(group), dim=dim)[dist.get_rank(group)].contiguous()
+
+
+_OPS = {
+    "identity": lambda x, dim, group: x,
+    "all_reduce": lambda x, dim, group: _all_reduce(x, group),
+    "all_gather": _all_gather,
+    "split": _split,
+    # gloo has no reduce-scatter: all-reduce, then keep this rank's slice
+    "reduce_scatter": lambda x, dim, group: _split(_all_reduce(x, group), dim, group),
+}
+
+
+class _Collective(torch.autograd.Function):
+    @staticmethod
+    def forward(
+        ctx: Any, x: torch.Tensor, ops: tuple[str, str], dim: int, group: Any
+    ) -> torch.Tensor:
+        ctx.backward_op, ctx.dim, ctx.group = ops[1], dim, group
+        return x if dist.get_world_size(group) == 1 else _OPS[ops[0]](x, dim, group)
+
+    @staticmethod
+    def backward(ctx: Any, grad: torch.Tensor) -> tuple[Any, ...]:
+        if dist.get_world_size(ctx.group) > 1:
+            grad = _OPS[ctx.backward_op](grad, ctx.dim, ctx.group)
+        return grad, None, None, None
+
+
+def _collective(x: torch.Tensor, forward: str, backward: str, dim: int, group: Any) -> torch.Tensor:
+    return _Collective.apply(
+        x, (forward, backward), dim, group if group is not None else get_mesh().get_group("tp")
+    )
+
+
+def copy_to_tensor_model_parallel_region(
+    input_: torch.Tensor, process_group: Any = None
+) -> torch.Tensor:
+    """Identity forward, all-reduce backward."""
+    return _collective(input_, "identity", "all_reduce", -1, process_group)
+
+
+def reduce_from_tensor_model_parallel_region(
+    input_: torch.Tensor, process_group: Any = None
+) -> torch.Tensor:
+    """All-reduce forward, identity backward."""
+    return _collective(input_, "all_reduce", "identity", -1, process_group)
+
+
+def scatter_to_tensor_model_parallel_region(
+    input_: torch.Tensor, process_group: Any = None
+) -> torch.Tensor:
+    """This rank's slice of the last dimension forward, all-gather backward."""
+    return _collective(input_, "split", "all_gather", -1, process_group)
+
+
+def gather_from_tensor_model_parallel_region(
+    input_: torch.Tensor, process_group: Any = None
+) -> torch.Tensor:
+    """All-gather along the last dimension forward, this rank's slice backward."""
+    return _collective(input_, "all_gather", "split", -1, process_group)
+
+
+def scatter_to_sequence_parallel_region(
+    input_: torch.Tensor, sequence_dimension: int = 0, process_group: Any = None
+) -> torch.Tensor:
+    """This rank's slice of the sequence forward, all-gather backward."""
+    return _collective(input_, "split", "all_gather", sequence_dimension, process_group)
+
+
+def gather_from_sequence_parallel_region(
+    input_: torch.Tensor,
+    sequence_dimension: int = 0,
+    to_model_parallel: bool = True,
+    process_group: Any = None,
+) -> torch.Tensor:
+    """All-gather the sequence forward; reduce-scatter (or this rank's slice) backward."""
+    backward = "reduce_scatter" if to_model_parallel else "split"
+    return _collective(input_, "all_gather", backward, sequence_dimension, process_group)
+
+
+def reduce_scatter_to_sequence_parallel_region(
+    input_: torch.Tensor, sequence_dimension: int = 0, process_group: Any = None
+) -> torch.Tensor:
+    """Reduce-scatter along the sequence forward, all-gather backward."""
+    return _collective(input_, "reduce_scatter", "all_gather", sequence_dimension, process_group)
+
+
+class QKVLinear(torch.nn.Module):
+    """GQAQKVColumnParallelLinear's projections as three plain linears; forward returns (q, k, v).
+
+    Shard it with a plan on "q", "k" and "v" (ColwiseParallel each). The parameters are q.weight,
+    k.weight, v.weight (NxD: weight_q, weight_k, weight_v or a fused weight_qkv).
+    """
+
+    def __init__(
+        self,
+        input_size: int,
+        output_sizes: list[int],
+        bias: bool = True,
+        dtype: torch.dtype | None = None,
+        device: torch.device | None = None,
+    ) -> None:
+        super().__init__()
+        q_size, kv_size = output_sizes
+        self.q = torch.nn.Linear(input_size, q_size, bias=bias, dtype=dtype, device=device)
+        self.k = torch.nn.Linear(input_size, kv_size, bias=bias, dtype=dtype, device=device)
+        self.v = torch.nn.Linear(input_size, kv_size, bias=bias, dtype=dtype, device=device)
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        return self.q(x), self.k(x), self.v(x)
+
+
+def all_reduce(tensor: torch.Tensor, dim: str, op: str = "sum") -> torch.Tensor:
+    """A reduced copy of `tensor` over one mesh dimension ("dp" or "tp"), as
+    xm.all_reduce(xm.REDUCE_<op>, tensor, groups=<NxD's groups>) returned."""
+    out = tensor.clone()
+    dist.all_reduce(out, op=getattr(dist.ReduceOp, op.upper()), group=get_mesh().get_group(dim))
+    return out
+
+
+def reduce_gradients(optimizer: torch.optim.Optimizer) -> None:
+    """Average every gradient over the "dp" dimension (xm.reduce_gradients on NxD's DP groups)."""
+    group = get_mesh().get_group("dp")
+    size = dist.get_world_size(group)
+    if size == 1:
+        return
+    for param_group in optimizer.param_groups:
+        for param in param_group["params"]:
+            if param.grad is not None:
+                grad = param.grad
+                local = grad.to_local() if hasattr(grad, "to_local") else grad
+                dist.all_reduce(local, group=group)
+                local.div_(size)
+
+
+def save_checkpoint(
+    checkpoint_dir_str: str,
+    tag: str,
+    model: torch.nn.Module | None = None,
+    optimizer: torch.optim.Optimizer | None = None,
+    scheduler: Any = None,
+    user_content: Any = None,
+) -> None:
+    """NxD's save_checkpoint with torch.distributed.checkpoint (DCP): <dir>/<tag>/, every rank.
+
+    Model and optimizer go to DCP (sharded, resharded on load); the scheduler and the user content
+    are written by rank 0 beside them, as NxD did. A "newest" file names the last tag.
+    """
+    path = os.path.join(checkpoint_dir_str, tag)
+    dcp.save(_state(model, optimizer), checkpoint_id=path)
+    if dist.get_rank() == 0:
+        extras = {"scheduler": scheduler.state_dict() if scheduler is not None else None}
+        torch.save({**extras, "user_content": user_content}, os.path.join(path, "extras.pt"))
+        with open(os.path.join(checkpoint_dir_str, "newest"), "w") as newest:
+            newest.write(tag)
+    dist.barrier()
+
+
+def load_checkpoint(
+    path: str,
+    tag: str | None = None,
+    model: torch.nn.Module | None = None,
+    optimizer: torch.optim.Optimizer | None = None,
+    scheduler: Any = None,
+    strict: bool = True,
+) -> Any:
+    """NxD's load_checkpoint: load in place, return the user content (the newest tag by default)."""
+    if tag is None:
+        with open(os.path.join(path, "newest")) as newest:
+            tag = newest.read().strip()
+    folder = os.path.join(path, tag)
+    state = _state(model, optimizer)
+    dcp.load(state, checkpoint_id=folder)
+    if model is not None:
+        set_model_state_dict(model, state["model"], options=StateDictOptions(strict=strict))
+        if optimizer is not None:
+            set_optimizer_state_dict(model, optimizer, state["optimizer"])
+    elif optimizer is not None:
+        optimizer.load_state_dict(state["optimizer"])
+    extras = torch.load(os.path.join(folder, "extras.pt"), weights_only=False)
+    if scheduler is not None and extras["scheduler"] is not None:
+        scheduler.load_state_dict(extras["scheduler"])
+    return extras["user_content"]
+
+
+def _state(
+    model: torch.nn.Module | None, optimizer: torch.optim.Optimizer | None
+) -> dict[str, Any]:
+    state: dict[str, Any] = {}
+    if model is not None:
+        state["model"] = get_model_state_dict(model)
+        if optimizer is not None:
+            state["optimizer"] = get_optimizer_state_dict(model, optimizer)
+    elif optimizer is not None:
+        state["optimizer"] = optimizer.state_dict()
+    return state

@@ -1,0 +1,51 @@
+"""Companion modules: a fix that imports a plain module of the user's project writes it once,
+beside the fixed files, and never over an existing file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from neuron_migrate.api import run
+from neuron_migrate.checkers.base import Options
+from neuron_migrate.config.settings import Settings
+
+LEGACY = """\
+from neuronx_distributed.parallel_layers import parallel_state
+
+parallel_state.initialize_model_parallel(tensor_model_parallel_size=2)
+"""
+
+
+def _fix(root: Path, fix: bool = True):
+    settings = Settings(select=("NM315", "NM603"), target_device="cpu", root=root)
+    return run([root], settings, Options(fix=fix, unsafe_fixes=True), jobs=1, cache=False)
+
+
+def test_written_once_beside_the_fixed_files(tmp_path: Path):
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "a.py").write_text(LEGACY)
+    (tmp_path / "pkg" / "b.py").write_text(LEGACY)
+    result = _fix(tmp_path)
+    mesh = tmp_path / "pkg" / "parallel_mesh.py"
+    assert result.created == [mesh]
+    assert "init_device_mesh" in mesh.read_text()
+    assert "import parallel_mesh" in (tmp_path / "pkg" / "a.py").read_text()
+    # a new legacy file later: the user's copy of the module stays as it is
+    mesh.write_text("# mine\n")
+    (tmp_path / "pkg" / "c.py").write_text(LEGACY)
+    assert _fix(tmp_path).created == []
+    assert mesh.read_text() == "# mine\n"
+
+
+def test_not_written_without_fix(tmp_path: Path):
+    (tmp_path / "a.py").write_text(LEGACY)
+    result = _fix(tmp_path, fix=False)
+    assert result.created == []
+    assert not (tmp_path / "parallel_mesh.py").exists()
+
+
+def test_common_folder_of_files_in_subfolders(tmp_path: Path):
+    for sub in ("train", "model"):
+        (tmp_path / sub).mkdir()
+        (tmp_path / sub / "x.py").write_text(LEGACY)
+    assert _fix(tmp_path).created == [tmp_path / "parallel_mesh.py"]

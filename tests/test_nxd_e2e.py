@@ -1,0 +1,171 @@
+"""End to end: the NeuronX Distributed scripts of tests/nxd/legacy (written in NxD's style, never
+run as they are) are migrated with `--fix --unsafe-fixes --target-device cpu` and run under
+torchrun with gloo. Tensor parallelism over two processes gives the loss of one process, and so
+does data parallelism over two; the migrated tree imports nothing from NxD or torch_xla; the
+checkpoint round trip replays the same losses."""
+
+from __future__ import annotations
+
+import ast
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO
+
+pytest.importorskip("torch")
+
+LEGACY = REPO / "tests" / "nxd" / "legacy"
+SCRIPTS = ["gpt_tp", "bert_hf", "gqa_block", "sp_block", "train_ckpt"]
+# (processes, tensor-parallel size): one process, TP=2 over two, DP=2 x TP=1
+LAYOUTS = [(1, 1), (2, 2), (2, 1)]
+LEGACY_PACKAGES = ("neuronx_distributed", "torch_xla")
+
+
+def _migrate(folder: Path) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "neuron_migrate", "check", "--fix", "--unsafe-fixes"]
+        + ["--target-device", "cpu", "--no-cache", str(folder)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+
+
+@pytest.fixture(scope="module")
+def migrated(tmp_path_factory) -> Path:
+    work = tmp_path_factory.mktemp("nxd")
+    for script in SCRIPTS:
+        shutil.copy(LEGACY / f"{script}.py", work)
+    fix = _migrate(work)
+    assert fix.returncode == 0, fix.stdout + fix.stderr
+    assert "Created" in fix.stderr and "parallel_mesh.py" in fix.stderr
+    return work
+
+
+def _imported_modules(path: Path) -> set[str]:
+    modules = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            modules.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            modules.add(node.module)
+    return modules
+
+
+def _losses(folder: Path, script: str, processes: int, tp: int, tmp: Path) -> dict[str, float]:
+    env = {**os.environ, "TP": str(tp), "OMP_NUM_THREADS": "1"}
+    args = [str(tmp / f"ckpt-{processes}-{tp}")] if script == "train_ckpt" else []
+    run = subprocess.run(
+        [sys.executable, "-m", "torch.distributed.run", "--standalone"]
+        + [f"--nproc_per_node={processes}", f"{script}.py", *args],
+        capture_output=True,
+        text=True,
+        cwd=folder,
+        env=env,
+        timeout=600,
+    )
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-4000:]
+    losses = {}
+    for line in run.stdout.splitlines():
+        parts = line.split()
+        if parts and parts[0] in ("LOSS", "RESUMED"):
+            losses[f"{parts[0]} {parts[1]}"] = float(parts[2])
+    assert losses, run.stdout
+    return losses
+
+
+@pytest.mark.slow
+def test_migrated_tree_imports_no_legacy_package(migrated: Path):
+    for path in sorted(migrated.glob("*.py")):
+        legacy = {m for m in _imported_modules(path) if m.split(".")[0] in LEGACY_PACKAGES}
+        assert not legacy, f"{path.name} still imports {legacy}"
+        assert "neuron_migrate" not in path.read_text()
+    assert "parallelize_module" in (migrated / "gpt_tp.py").read_text()
+    assert "fully_shard" in (migrated / "gpt_tp.py").read_text()
+
+
+@pytest.mark.slow
+def test_second_fix_changes_nothing(migrated: Path, tmp_path: Path):
+    copy = tmp_path / "again"
+    shutil.copytree(migrated, copy)
+    mesh = copy / "parallel_mesh.py"
+    mesh.write_text(mesh.read_text() + "\n# edited by the user\n")
+    before = {p.name: p.read_text() for p in copy.glob("*.py")}
+    _migrate(copy)
+    assert {p.name: p.read_text() for p in copy.glob("*.py")} == before
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("script", SCRIPTS)
+def test_tensor_and_data_parallel_give_the_single_process_loss(
+    migrated: Path, script: str, tmp_path: Path
+):
+    if script == "bert_hf":
+        pytest.importorskip("transformers")
+    runs = {layout: _losses(migrated, script, *layout, tmp_path) for layout in LAYOUTS}
+    reference = runs[(1, 1)]
+    for layout, losses in runs.items():
+        assert losses.keys() == reference.keys(), layout
+        for step, value in losses.items():
+            assert value == pytest.approx(reference[step], rel=1e-4), (layout, step)
+    if script == "train_ckpt":
+        # the model and optimizer loaded from the checkpoint replay the losses after it
+        for key, value in reference.items():
+            if key.startswith("RESUMED"):
+                assert value == pytest.approx(reference[f"LOSS {key.split()[1]}"], rel=1e-6)
+
+
+RESHARD = """\
+import os, sys, torch, torch.distributed as dist
+from torch.distributed.tensor.parallel import ColwiseParallel, RowwiseParallel, parallelize_module
+import parallel_mesh
+
+dist.init_process_group("gloo")
+parallel_mesh.init_mesh("cpu", tensor_parallel_size=dist.get_world_size())
+torch.manual_seed(0 if sys.argv[2] == "save" else 1)
+tp = parallel_mesh.tp_mesh()
+model = torch.nn.Sequential(
+    parallelize_module(torch.nn.Linear(8, 16), tp, ColwiseParallel()),
+    parallelize_module(torch.nn.Linear(16, 4), tp, RowwiseParallel()),
+)
+optimizer = torch.optim.AdamW(model.parameters(), lr=0.1)
+model(torch.randn(3, 8)).sum().backward()
+optimizer.step()
+if sys.argv[2] == "save":
+    parallel_mesh.save_checkpoint(sys.argv[1], "t", model=model, optimizer=optimizer, user_content=7)
+else:
+    assert parallel_mesh.load_checkpoint(sys.argv[1], model=model, optimizer=optimizer) == 7
+full = {k: getattr(v, "full_tensor", lambda: v)() for k, v in model.state_dict().items()}
+if dist.get_rank() == 0:
+    torch.save(full, os.path.join(sys.argv[1], sys.argv[2] + ".pt"))
+dist.barrier()
+dist.destroy_process_group()
+"""
+
+
+@pytest.mark.slow
+def test_checkpoint_saved_at_tp2_loads_at_tp1(tmp_path: Path):
+    """The companion's DCP checkpoints reshard: written by two TP ranks, read by one."""
+    import torch
+
+    shutil.copy(REPO / "rules" / "xla" / "nxd" / "parallel_mesh.py", tmp_path)
+    (tmp_path / "reshard.py").write_text(RESHARD)
+    for processes, mode in ((2, "save"), (1, "load")):
+        run = subprocess.run(
+            [sys.executable, "-m", "torch.distributed.run", "--standalone"]
+            + [f"--nproc_per_node={processes}", "reshard.py", str(tmp_path / "ckpt"), mode],
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+            timeout=600,
+        )
+        assert run.returncode == 0, run.stderr[-4000:]
+    saved = torch.load(tmp_path / "ckpt" / "save.pt")
+    loaded = torch.load(tmp_path / "ckpt" / "load.pt")
+    assert saved.keys() == loaded.keys()
+    assert all(torch.equal(saved[k], loaded[k]) for k in saved)
