@@ -23,7 +23,6 @@ from neuron_migrate.workspace import filekinds
 from neuron_migrate.workspace.cache import Cache
 from neuron_migrate.workspace.companions import write_companions
 from neuron_migrate.workspace.discovery import discover, resolve
-from neuron_migrate.workspace.pool import run_pool
 
 # below this many files a process pool costs more than it saves
 POOL_THRESHOLD = 64
@@ -145,6 +144,8 @@ def run(
                 progress.advance()
         items = misses
     if jobs > 1 and len(items) >= POOL_THRESHOLD:
+        from neuron_migrate.workspace.pool import run_pool  # not imported when all files hit
+
         # one file at a time to each worker: the progress bar moves per file, and a worker
         # that dies takes only its own file with it (workspace.pool)
         files = run_pool(
