@@ -174,7 +174,7 @@ def test_an_index_argument_follows_the_torchrun_examples():
 # ---- placeholders a message may use whatever the code looks like ----------------------------
 
 # what every finding has (packs/vocabulary.py), plus what one kind of finding always has
-# (project data cases fill {pin}, {value} and {command}, docs-notes/project.md)
+# (project data cases fill {pin}, {value} and {command}, CONTRIBUTING.md, "Adding a project-file rule")
 ALWAYS = set(MESSAGE_PLACEHOLDERS) | {"target", "receiver", "item", "pin", "value", "command"}
 
 
