@@ -256,6 +256,12 @@ class CodeRule:
     # set True when the rule reads `ctx.strings`
     wants_strings: bool = False
 
+    def applies(self) -> bool:
+        """Does the rule have anything to look at in this file (`self.ctx.imports_module(...)`)?
+        When not, the engine calls none of its methods for the file, which keeps the traversal
+        cheap for rules that look at every name."""
+        return True
+
     def __init__(self, rule: Rule, ctx: Context, sink: Callable[..., None]) -> None:
         self.rule = rule
         self.ctx = ctx

@@ -114,6 +114,8 @@ class Matcher(cst.CSTVisitor):
     # ---- code rules ------------------------------------------------------------------------------
 
     def _register(self, instance: CodeRule) -> None:
+        if not instance.applies():
+            return
         self._wants_strings |= instance.wants_strings
         for attr in dir(type(instance)):
             prefix, _, node_name = attr.partition("_")

@@ -146,6 +146,10 @@ class NxdRule(CodeRule):
 
     NAMES: tuple[str, ...] = ()
 
+    def applies(self) -> bool:
+        # every use these rules rewrite resolves through a neuronx_distributed import
+        return self.ctx.imports_module("neuronx_distributed")
+
     def __init__(self, *args) -> None:
         super().__init__(*args)
         # the engine does not descend into import statements, so their names never reach here
