@@ -3,26 +3,9 @@ companion module parallel_mesh.py; size, rank and group queries become mesh quer
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import libcst as cst
 
-
-def _support():
-    name = "neuron_migrate_rules.xla.nxd_support"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(
-            name, Path(__file__).parent / "nxd" / "support.py"
-        )
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
-support = _support()
+from .nxd import support
 
 M = support.MESH
 INIT = (
