@@ -205,6 +205,32 @@ class Context:
         ...), {name} (the code as written), {qname}, and for a call {args}, {arg0}.., {kw_x}."""
         return self._engine.variables_of(node, qname)
 
+    def helper_anchor(
+        self, name: str, leaving: Sequence[str] = ()
+    ) -> cst.SimpleStatementLine | None:
+        """The top-level import line below which a helper definition called `name` goes (pass
+        it to `insert_after`), or None when the module already defines `name` or has no
+        imports. Import lines naming one of `leaving` (imports the migration removes) are
+        passed over unless nothing else is left."""
+        body = self.module.body
+        if any(
+            isinstance(s, (cst.ClassDef, cst.FunctionDef)) and s.name.value == name for s in body
+        ):
+            return None
+        lines: list[cst.SimpleStatementLine] = []
+        for statement in body:
+            if isinstance(statement, cst.SimpleStatementLine) and all(
+                isinstance(s, (cst.Import, cst.ImportFrom)) for s in statement.body
+            ):
+                lines.append(statement)
+            elif lines or not (
+                isinstance(statement, cst.SimpleStatementLine)
+                and isinstance(statement.body[0], cst.Expr)
+            ):
+                break  # past the imports (a docstring before them is fine)
+        kept = [line for line in lines if not any(m in self.code(line) for m in leaving)]
+        return (kept or lines or [None])[-1]
+
     # edit builders: code given here is final text (no placeholders)
     def replace(
         self,

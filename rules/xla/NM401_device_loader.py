@@ -76,27 +76,6 @@ class {HELPER}:
 HELPER_IMPORTS = ("import torch", "from collections.abc import Mapping")
 
 
-def _module_imports(module: cst.Module) -> list[cst.SimpleStatementLine]:
-    """The import lines at the top of the module (after a docstring), in order."""
-    lines = []
-    for statement in module.body:
-        if isinstance(statement, cst.SimpleStatementLine) and all(
-            isinstance(s, (cst.Import, cst.ImportFrom)) for s in statement.body
-        ):
-            lines.append(statement)
-        elif lines or not (
-            isinstance(statement, cst.SimpleStatementLine)
-            and isinstance(statement.body[0], cst.Expr)
-        ):
-            break
-    return lines
-
-
-def _imports_module(line: cst.SimpleStatementLine, prefixes: tuple[str, ...]) -> bool:
-    code = cst.Module(body=[line]).code
-    return any(p in code for p in prefixes)
-
-
 class DeviceLoader(CodeRule):
     def __init__(self, *args) -> None:
         super().__init__(*args)
@@ -172,21 +151,9 @@ class DeviceLoader(CodeRule):
                     found.loops.append(loop)
                     return
 
-    def _helper_anchor(self, module: cst.Module) -> cst.SimpleStatementLine | None:
-        """The last top-level import that stays after the migration: the helper goes below it."""
-        if any(
-            isinstance(s, (cst.ClassDef, cst.FunctionDef)) and s.name.value == HELPER
-            for s in module.body
-        ):
-            return None  # the name is taken
-        legacy = ("torch_xla", "torch_neuronx")
-        lines = _module_imports(module)
-        kept = [line for line in lines if not _imports_module(line, legacy)]
-        # below a legacy import that the migration removes, the helper stays in its place
-        return (kept or lines or [None])[-1]
-
     def leave_Module(self, node: cst.Module) -> None:
-        anchor = self._helper_anchor(node)
+        # below the last import that stays after the migration
+        anchor = self.ctx.helper_anchor(HELPER, leaving=("torch_xla", "torch_neuronx"))
         helper_written = False
         for found in self.loaders:
             variables = {

@@ -42,21 +42,6 @@ class {HELPER}:
 LEGACY = ("torch_xla", "torch_neuronx")
 
 
-def _top_imports(module: cst.Module) -> list[cst.SimpleStatementLine]:
-    lines = []
-    for statement in module.body:
-        if isinstance(statement, cst.SimpleStatementLine) and all(
-            isinstance(s, (cst.Import, cst.ImportFrom)) for s in statement.body
-        ):
-            lines.append(statement)
-        elif lines or not (
-            isinstance(statement, cst.SimpleStatementLine)
-            and isinstance(statement.body[0], cst.Expr)
-        ):
-            break
-    return lines
-
-
 class RateTrackers(CodeRule):
     def __init__(self, *args) -> None:
         super().__init__(*args)
@@ -69,19 +54,9 @@ class RateTrackers(CodeRule):
     def leave_Module(self, node: cst.Module) -> None:
         if not self.calls:
             return
-        taken = any(
-            isinstance(s, (cst.ClassDef, cst.FunctionDef)) and s.name.value == HELPER
-            for s in node.body
-        )
-        lines = _top_imports(node)
-        kept = [
-            line
-            for line in lines
-            if not any(name in cst.Module(body=[line]).code for name in LEGACY)
-        ]
-        anchor = (kept or lines or [None])[-1]
+        anchor = self.ctx.helper_anchor(HELPER, leaving=LEGACY)
         for index, (call, statements) in enumerate(self.calls):
-            if taken or anchor is None:
+            if anchor is None:
                 self.report(call.func, case="rate-tracker-manual", statements=statements)
                 continue
             edits = [self.ctx.replace(call.func, HELPER)]
