@@ -70,6 +70,6 @@ class FileResult:
     # modules the applied fixes import from the user's project: module name -> its source, written
     # once beside the fixed files when missing (see workspace/companions.py)
     companions: dict[str, str] = field(default_factory=dict)
-    # things the user should know that are not findings (a cell left unchecked, a `# noqa`
+    # things the user should know that are not findings (a cell left unchecked, a noqa comment
     # naming an unknown code); printed as `warning:` lines on stderr
     warnings: list[str] = field(default_factory=list)

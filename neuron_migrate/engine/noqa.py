@@ -23,9 +23,9 @@ def suppresses(text: str, code: str) -> bool:
     return False
 
 
-# a file-level directive on a line of its own: `# neuron-migrate: noqa` (every rule, or the codes
-# after a colon) or ruff's `# ruff: noqa: NM101` (only the codes of this tool count: a bare
-# `# ruff: noqa` is meant for ruff)
+# a file-level directive on a line of its own: "neuron-migrate: noqa" (every rule, or the codes
+# after a colon) or ruff's file-level form with our codes after the colon (only the codes of
+# this tool count: ruff's file-level form with no codes is meant for ruff)
 _FILE_NOQA = re.compile(
     r"^[ \t]*#[ \t]*(?P<tool>neuron-migrate|ruff)[ \t]*:[ \t]*noqa"
     r"(?:[ \t]*:[ \t]*(?P<codes>[A-Za-z]+[0-9]+(?:[ \t]*,?[ \t]*[A-Za-z]+[0-9]+)*))?[ \t]*$",

@@ -87,27 +87,6 @@ def _words(text: str) -> list[list[tuple[str, int, int]]]:
 
 
 def _logicals(lines: Lines, dockerfile: bool):
-    """(kind, Logical) for each command line: kind is 'shell', 'env' or 'other'."""
-    number = 1
-    total = len(lines)
-    while number <= total:
-        text = lines.content(number)
-        last = number
-        while last < total and lines.content(last).rstrip().endswith("\\"):
-            last += 1
-        kind, skip = "shell", 0
-        if dockerfile:
-            found = re.match(r"^\s*([A-Za-z]+)\s+", text)
-            instruction = found.group(1).upper() if found else ""
-            kind = {"RUN": "shell", "ENV": "env"}.get(instruction, "other")
-            skip = found.end() if found else 0
-            if kind == "shell" and text[skip:].lstrip().startswith("["):
-                kind = "other"  # exec form: JSON, not a shell command
-        yield kind, Logical(lines, number, last, skip)
-        number = last + 1
-
-
-def _logicals(lines: Lines, dockerfile: bool):
     """(kind, Logical) for each command line: kind is 'shell', 'env', 'from' or 'other'."""
     number = 1
     total = len(lines)
