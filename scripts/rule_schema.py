@@ -308,12 +308,6 @@ def pack_schema() -> dict[str, Any]:
                 "description": 'Shared name lists: "@key" in any rule\'s list stands for one.',
                 "additionalProperties": {"type": "array", "items": TEXT},
             },
-            "aliases": {
-                "type": "object",
-                "description": 'Module -> its conventional short name in the docs ("torch.distributed" '
-                '= "dist"): `explain` and the README table write `dist.init_process_group`.',
-                "additionalProperties": TEXT,
-            },
             "rule": {
                 "type": "array",
                 "minItems": 1,

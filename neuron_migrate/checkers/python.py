@@ -176,11 +176,6 @@ def measure_nesting(text: str) -> Nesting:
     return Nesting(None, risky=depth > PROBE_DEPTH)
 
 
-def nesting_problem(text: str) -> str | None:
-    """Why this text is too deeply nested to hand to the parser, or None."""
-    return measure_nesting(text).problem
-
-
 _PROBE = "import sys, libcst; libcst.parse_module(sys.stdin.buffer.read().decode('utf-8'))"
 
 

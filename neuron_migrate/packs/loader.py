@@ -511,21 +511,6 @@ def _load_all(extra: tuple[str, ...]) -> tuple[Rule, ...]:
     return tuple(sorted(rules, key=lambda r: r.code))
 
 
-@lru_cache(maxsize=1)
-def pack_aliases() -> dict[str, str]:
-    """The conventional short names of modules that the built-in packs' docs use (`[aliases]`
-    in a pack.toml: `"torch.distributed" = "dist"`)."""
-    aliases: dict[str, str] = {}
-    for folder in sorted(builtin_rules_dir().iterdir()):
-        header = folder / PACK_FILE
-        if header.is_file():
-            table = _read_toml(header).get("aliases", {})
-            if not isinstance(table, dict) or not all(isinstance(v, str) for v in table.values()):
-                raise _fail(header, "[aliases]", "must be a table of strings")
-            aliases.update(table)
-    return aliases
-
-
 def load_rules(extra_packs: tuple[str, ...] = ()) -> tuple[Rule, ...]:
     """Every rule of the built-in packs plus the user's packs, sorted by code."""
     return _load_all(tuple(extra_packs))
