@@ -8,11 +8,9 @@ import re
 from neuron_migrate.checkers.project.api import (
     Command,
     Context,
-    Image,
     Line,
     Report,
     checks,
-    report_by_names,
 )
 
 _NEW = "NEURON_RT_VISIBLE_CORES"
@@ -27,11 +25,6 @@ def check_line(line: Line, ctx: Context) -> list[Report]:
             part = line.part(found.start(), found.end())
             out.append(ctx.report(part, "visible-devices", replacement=_NEW, name=found.group()))
     return out
-
-
-@checks("image")
-def check_image(image: Image, ctx: Context) -> list[Report]:
-    return report_by_names(image, ctx, [ctx.case("cuda-image")])
 
 
 @checks("command")
