@@ -13,6 +13,7 @@ from click.testing import CliRunner
 
 from neuron_migrate.cli.app import main as cli
 from tests.conftest import REPO, codes
+from tests.torchrun import torchrun
 
 SCRIPTS = REPO / "tests" / "cuda"
 GPU_SNIPPET = """
@@ -161,8 +162,7 @@ def test_ddp_script_trains_under_torchrun_with_identical_parameters(tmp_path: Pa
     work = _migrate(tmp_path, "ddp_nccl.py")
     out = tmp_path / "out"
     out.mkdir()
-    torchrun = [sys.executable, "-m", "torch.distributed.run", "--standalone"]
-    done = _run(*torchrun, "--nproc_per_node", "2", "ddp_nccl.py", str(out), cwd=work)
+    done = torchrun("ddp_nccl.py", str(out), nproc=2, cwd=work)
     assert done.returncode == 0, done.stdout + done.stderr
     ranks = [torch.load(out / f"rank{r}.pt") for r in (0, 1)]
     for name, value in ranks[0]["params"].items():

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO
+from tests.torchrun import torchrun
 
 pytestmark = pytest.mark.slow  # torchrun with two processes
 
@@ -42,24 +43,7 @@ def test_distributed_example_runs_under_torchrun(tmp_path: Path):
     )
     assert 'dist.init_process_group("gloo")' in migrated
     checkpoint = tmp_path / "ckpt.pt"
-    run = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "torch.distributed.run",
-            "--nproc_per_node=2",
-            "--master_port=29517",
-            "train.py",
-            "--epochs",
-            "1",
-            "--out",
-            str(checkpoint),
-        ],
-        capture_output=True,
-        text=True,
-        cwd=work,
-        timeout=600,
-    )
+    run = torchrun("train.py", "--epochs", "1", "--out", str(checkpoint), nproc=2, cwd=work)
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-4000:]
     assert "done: rank=0 world=2" in run.stdout
     assert "done: rank=1 world=2" in run.stdout

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO
+from tests.torchrun import torchrun
 
 pytest.importorskip("torch")
 
@@ -60,15 +61,7 @@ def _imported_modules(path: Path) -> set[str]:
 def _losses(folder: Path, script: str, processes: int, tp: int, tmp: Path) -> dict[str, float]:
     env = {**os.environ, "TP": str(tp), "OMP_NUM_THREADS": "1"}
     args = [str(tmp / f"ckpt-{processes}-{tp}")] if script == "train_ckpt" else []
-    run = subprocess.run(
-        [sys.executable, "-m", "torch.distributed.run", "--standalone"]
-        + [f"--nproc_per_node={processes}", f"{script}.py", *args],
-        capture_output=True,
-        text=True,
-        cwd=folder,
-        env=env,
-        timeout=600,
-    )
+    run = torchrun(f"{script}.py", *args, nproc=processes, cwd=folder, env=env)
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-4000:]
     losses = {}
     for line in run.stdout.splitlines():
@@ -156,14 +149,7 @@ def test_checkpoint_saved_at_tp2_loads_at_tp1(tmp_path: Path):
     shutil.copy(REPO / "rules" / "xla" / "nxd" / "parallel_mesh.py", tmp_path)
     (tmp_path / "reshard.py").write_text(RESHARD)
     for processes, mode in ((2, "save"), (1, "load")):
-        run = subprocess.run(
-            [sys.executable, "-m", "torch.distributed.run", "--standalone"]
-            + [f"--nproc_per_node={processes}", "reshard.py", str(tmp_path / "ckpt"), mode],
-            capture_output=True,
-            text=True,
-            cwd=tmp_path,
-            timeout=600,
-        )
+        run = torchrun("reshard.py", str(tmp_path / "ckpt"), mode, nproc=processes, cwd=tmp_path)
         assert run.returncode == 0, run.stderr[-4000:]
     saved = torch.load(tmp_path / "ckpt" / "save.pt")
     loaded = torch.load(tmp_path / "ckpt" / "load.pt")

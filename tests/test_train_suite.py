@@ -27,6 +27,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO
+from tests.torchrun import first_error, torchrun
 
 torch = pytest.importorskip("torch")
 
@@ -189,18 +190,6 @@ def leftovers(folder: Path) -> list[str]:
     return problems
 
 
-def first_error(stderr: str) -> str:
-    """The first traceback's last line (torchrun prints the children's before its own)."""
-    lines = stderr.splitlines()
-    for i, line in enumerate(lines):
-        if line.startswith("Traceback"):
-            rest = lines[i + 1 :]
-            for j, after in enumerate(rest):
-                if after and not after.startswith(" "):
-                    return "\n".join(rest[max(0, j - 2) : j + 1])
-    return stderr[-800:]
-
-
 def _env(blocker: Path) -> dict[str, str]:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(blocker), env.get("PYTHONPATH", "")) if p)
@@ -214,12 +203,9 @@ def _run(script: Script, work: Path, blocker: Path) -> subprocess.CompletedProce
     if entry.endswith(".ipynb"):
         entry = notebook_to_script(work / entry).name
     if script.nproc > 1:
-        launcher = [sys.executable, "-m", "torch.distributed.run", "--standalone"]
-        launcher += [f"--nproc_per_node={script.nproc}"]
-    else:
-        launcher = [sys.executable]
+        return torchrun(entry, *script.args, nproc=script.nproc, cwd=work, env=_env(blocker))
     return subprocess.run(
-        [*launcher, entry, *script.args],
+        [sys.executable, entry, *script.args],
         cwd=work,
         env=_env(blocker),
         capture_output=True,
