@@ -1,8 +1,16 @@
 """Run a script under torchrun (`--standalone`, a free port each time) for the end-to-end tests.
 
-A launch can fail before the script runs when the machine is busy (the rendezvous store times
-out or loses its port); that says nothing about the migrated code, so such a launch is tried
-once more. Any other failure is returned as it is.
+Two failures say nothing about the migrated code and are not reported as failures:
+
+- a launch that fails before the script runs on a busy machine (the rendezvous store times out
+  or loses its port) is tried once more;
+- an abort while the interpreter shuts down, after the script has run. With torch 2.13 on
+  Python 3.11 a gloo worker thread ("pt_gloo_runloop") that asks for the GIL during
+  finalization is ended by CPython, and the forced unwind through torch's C++ frame calls
+  std::terminate ("terminate called without an active exception", SIGABRT; seen with gdb).
+  A four-line gloo all_reduce script without any of our code does it in about one run in
+  four. torchrun then stops the other rank (SIGTERM). Such a run is returned with exit code 0
+  so that the test's own checks of what the ranks printed and wrote decide.
 """
 
 from __future__ import annotations
@@ -13,7 +21,10 @@ import sys
 from pathlib import Path
 
 TIMEOUT = 600
-RANK_PREFIX = re.compile(r"^\[(?:rank|default)\d+\]:", re.M)
+SHUTDOWN_ABORT = "terminate called without an active exception"
+EXIT_CODE = re.compile(r"exitcode\s*:\s*(-?\d+)")
+RANK_PREFIX = re.compile(r"^\[(?:rank|default)\d+\]: ?", re.M)
+RANK_LINE = re.compile(r"^\[(?:rank|default)\d+\]:.*$", re.M)
 LAUNCH_FLAKES = (
     "DistNetworkError",
     "Address already in use",
@@ -42,7 +53,21 @@ def torchrun(
     done = launch()
     if done.returncode != 0 and any(flake in done.stderr for flake in LAUNCH_FLAKES):
         done = launch()
+    if done.returncode != 0 and aborted_in_shutdown(done.stderr):
+        done.returncode = 0
     return done
+
+
+def aborted_in_shutdown(stderr: str) -> bool:
+    """Every failed rank aborted in finalization (or was stopped by torchrun because a sibling
+    did), and no rank raised."""
+    codes = {int(code) for code in EXIT_CODE.findall(stderr)}
+    return (
+        SHUTDOWN_ABORT in stderr
+        and -6 in codes
+        and codes <= {-6, -15}
+        and "Traceback" not in "\n".join(m.group(0) for m in RANK_LINE.finditer(stderr))
+    )
 
 
 def first_error(stderr: str) -> str:
