@@ -21,7 +21,7 @@ from neuron_migrate.packs.docs import ExampleRun
 from neuron_migrate.packs.loader import Example, Rule, load_rules
 from neuron_migrate.workspace import filekinds
 from neuron_migrate.workspace.cache import Cache
-from neuron_migrate.workspace.companions import write_companions
+from neuron_migrate.workspace.companions import companion_targets, write_companions
 from neuron_migrate.workspace.discovery import discover, resolve
 
 # below this many files a process pool costs more than it saves
@@ -33,6 +33,8 @@ class RunResult:
     files: list[FileResult] = field(default_factory=list)
     # companion modules written beside the fixed files (workspace/companions.py)
     created: list[Path] = field(default_factory=list)
+    # with --diff: the companion modules a fix would create, each its path and source
+    would_create: list[tuple[Path, str]] = field(default_factory=list)
     # files found to check (a path with none gets a warning, not "All checks passed!")
     checked: int = 0
 
@@ -170,6 +172,8 @@ def run(
     result.files.sort(key=lambda r: r.path)
     if options.fix:
         result.created = write_companions(result.files)
+    elif options.diff:
+        result.would_create = companion_targets(result.files, written=False)
     return result
 
 

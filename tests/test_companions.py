@@ -49,3 +49,24 @@ def test_common_folder_of_files_in_subfolders(tmp_path: Path):
         (tmp_path / sub).mkdir()
         (tmp_path / sub / "x.py").write_text(LEGACY)
     assert _fix(tmp_path).created == [tmp_path / "parallel_mesh.py"]
+
+
+def test_diff_shows_the_companion_as_a_new_file_and_writes_nothing(tmp_path: Path, monkeypatch):
+    from click.testing import CliRunner
+
+    from neuron_migrate.cli.app import main as cli
+
+    (tmp_path / "train.py").write_text(LEGACY)
+    monkeypatch.chdir(tmp_path)
+    done = CliRunner().invoke(
+        cli,
+        ["check", "--diff", "--unsafe-fixes", "--target-device", "cpu", "--no-cache", "."],
+    )
+    assert done.exit_code == 1, done.output
+    head = "--- /dev/null\n+++ parallel_mesh.py\n"
+    assert head in done.stdout
+    created = done.stdout.split(head, 1)[1].splitlines()[1:]
+    assert created and all(line.startswith("+") for line in created)
+    assert any("init_device_mesh" in line for line in created)
+    assert not (tmp_path / "parallel_mesh.py").exists()
+    assert (tmp_path / "train.py").read_text() == LEGACY

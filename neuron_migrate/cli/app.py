@@ -277,6 +277,8 @@ def check(
         with _sink(output) as out:
             for file in changed:
                 out.write(_diff_text(file))
+            for target, source in result.would_create:
+                out.write(_new_file_diff(target, source))
         if not quiet:
             fixed = sum(r.applied for r in changed)
             click.echo(f"Would fix {fixed} finding(s) in {len(changed)} file(s).", err=True)
@@ -428,6 +430,16 @@ def _diff_text(file) -> str:
             file.fixed_source.splitlines(keepends=True),
             fromfile=file.path,
             tofile=file.path,
+        )
+    )
+
+
+def _new_file_diff(path: Path, source: str) -> str:
+    """A module a fix would create, as a diff from nothing (the form `git diff` uses)."""
+    shown = os.path.relpath(path) if not os.path.relpath(path).startswith("..") else str(path)
+    return "".join(
+        difflib.unified_diff(
+            [], source.splitlines(keepends=True), fromfile="/dev/null", tofile=shown
         )
     )
 

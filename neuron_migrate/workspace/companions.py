@@ -16,19 +16,30 @@ from pathlib import Path
 from neuron_migrate.model import FileResult
 
 
-def write_companions(files: list[FileResult]) -> list[Path]:
-    """Write the companion modules the written files import; returns the paths created."""
+def companion_targets(files: list[FileResult], *, written: bool = True) -> list[tuple[Path, str]]:
+    """The companion modules to create, each its path and source: those the written files import
+    (`written=False`: those the fixed sources would import, for --diff), without any file that
+    already exists."""
     wanted: dict[str, tuple[str, list[Path]]] = {}
     for result in files:
-        if not result.written:
+        if written and not result.written:
+            continue
+        if not written and result.fixed_source is None:
             continue
         for name, source in result.companions.items():
             wanted.setdefault(name, (source, []))[1].append(Path(result.path).resolve().parent)
-    created = []
+    targets = []
     for name, (source, folders) in sorted(wanted.items()):
         target = Path(os.path.commonpath(folders)) / f"{name}.py"
-        if target.exists():
-            continue
+        if not target.exists():
+            targets.append((target, source))
+    return targets
+
+
+def write_companions(files: list[FileResult]) -> list[Path]:
+    """Write the companion modules the written files import; returns the paths created."""
+    created = []
+    for target, source in companion_targets(files):
         try:
             with open(target, "x", encoding="utf-8", newline="\n") as out:
                 out.write(source)
