@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 
-from tests.conftest import fixed
+from tests.conftest import codes, fixed, run_code
 
 
 def test_template_quotes_inside_an_fstring_use_the_other_quote():
@@ -164,3 +164,25 @@ def test_two_rules_insert_helpers_below_the_same_import():
     assert "class DeviceLoader:" in out and "class RateTracker:" in out
     assert "tracker = RateTracker()" in out
     assert "for batch in DeviceLoader(loader, device):" in out
+
+
+def test_a_legacy_module_named_only_in_strings_is_unused_and_its_import_goes():
+    """Found in aws-neuron-samples: `"torch_xla" in sys.modules` kept `import torch_xla` in the
+    fix while the re-check called it unused and fixable; the finding and the fix must agree."""
+    code = """
+        import sys
+
+        import torch_xla
+        import torch_xla.core.xla_model as xm
+
+        print("torch_xla" in sys.modules)
+
+
+        def step(x: "xm.Foo"):
+            return x
+        """
+    assert codes(code).count("NM603") == 2
+    out = fixed(code)
+    assert "import torch_xla" not in out
+    assert '"torch_xla" in sys.modules' in out
+    assert not [f for f in run_code(out).findings if f.fix is not None]

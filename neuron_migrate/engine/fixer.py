@@ -15,8 +15,6 @@ from neuron_migrate.engine.names import matches_name
 from neuron_migrate.engine.noqa import suppresses
 from neuron_migrate.engine.scopes import collect_imports, dotted_name
 
-_ANNOTATION = re.compile(r"[A-Za-z_][\w.]*(\[[\w., \[\]]*\])?")
-
 
 class FixError(Exception):
     """The fix of this file cannot be made safely; the file is left alone."""
@@ -304,12 +302,6 @@ class _LoadedNames(cst.CSTVisitor):
     def visit_Name(self, node: cst.Name) -> None:
         if id(node) not in self._skip:
             self.names.add(node.value)
-
-    def visit_SimpleString(self, node: cst.SimpleString) -> None:
-        # a name in a string annotation ("xm.Foo", "Optional[pl.Loader]") still counts as a use
-        body = node.value.strip("rRbBuU").strip("'\"")
-        if _ANNOTATION.fullmatch(body):
-            self.names.update(re.findall(r"[A-Za-z_]\w*", body))
 
 
 def clean_imports(
