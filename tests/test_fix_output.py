@@ -186,3 +186,25 @@ def test_a_legacy_module_named_only_in_strings_is_unused_and_its_import_goes():
     assert "import torch_xla" not in out
     assert '"torch_xla" in sys.modules' in out
     assert not [f for f in run_code(out).findings if f.fix is not None]
+
+
+def test_an_import_bound_twice_is_not_called_unused_while_its_name_is_read():
+    """Found in pytorch/xla's tests: a module-level import shadowed by a second one, or by a
+    function's own import, was reported unused and fixable, and the fix (which goes by name)
+    kept it. What a re-check calls fixable, a fix must fix."""
+    code = """
+        import torch, torch_xla
+        import torch_xla
+        import torch_xla.debug.metrics as met
+        import torch_xla.debug.metrics as met
+
+
+        def enable():
+            import torch_xla
+
+            torch_xla.experimental.eager_mode(True)
+            return met.metric_data("CompileTime"), torch_xla._XLAC
+        """
+    assert "NM603" not in codes(code)
+    out = fixed(code)
+    assert not [f for f in run_code(out).findings if f.fix is not None]

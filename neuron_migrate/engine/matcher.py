@@ -666,8 +666,15 @@ class Matcher(cst.CSTVisitor):
     # ---- whole-file checks ----------------------------------------------------------------------
 
     def leave_Module(self, node: cst.Module) -> None:
+        # an import binding is unused only when no binding of its name is read: the fixer's
+        # import cleaning goes by name, and a finding it would not fix must not say "fixable"
+        # (`import torch, torch_xla` then `import torch_xla`; a function's own `import torch_xla`)
+        self._read_names = {b.name for b in self.table.bindings if b.uses}
         self._finish_imports()
         self._finish_unused_imports()
+
+    def _unused(self, binding: Binding) -> bool:
+        return binding.uses == 0 and binding.name not in self._read_names
 
     def _bindings_of(self, statement: cst.CSTNode, alias: cst.CSTNode) -> list[Binding]:
         return [
@@ -679,7 +686,7 @@ class Matcher(cst.CSTVisitor):
     def _finish_imports(self) -> None:
         for statement, module, alias in self._imports:
             bindings = self._bindings_of(statement, alias)
-            unused = all(b.uses == 0 for b in bindings)
+            unused = all(self._unused(b) for b in bindings)
             for entry in self.rules.imports:
                 pattern = entry.pattern
                 if name_match(module, entry.name) is None:
@@ -700,7 +707,7 @@ class Matcher(cst.CSTVisitor):
     def _finish_unused_imports(self) -> None:
         for entry in self.rules.unused_imports:
             for binding in self.table.bindings:
-                if binding.uses == 0 and name_match(binding.imported, entry.name) is not None:
+                if self._unused(binding) and name_match(binding.imported, entry.name) is not None:
                     if any(h.node is binding.alias for h in self.hits):
                         continue  # a more specific import rule already reported it
                     variables = dict(self.target.placeholders())
