@@ -1,6 +1,6 @@
 """NM307 rendezvous: `xm.rendezvous(tag)` as a statement is a barrier.
 
-On XLA it also returned at once in a run of one process, with no process group at all;
+On XLA it also worked in a run of one process, with no process group at all;
 `dist.barrier()` raises there ("Default process group has not been initialized"). So the
 barrier is written as `if dist.is_initialized(): dist.barrier()`, unless the walk proves a
 process group is up: an earlier statement of an enclosing block of the same function (or of the
