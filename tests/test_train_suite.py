@@ -1,6 +1,6 @@
 """Does it train? Realistic XLA-era scripts (tests/train/) are migrated with
 `check --fix --unsafe-fixes --target-device cpu` and run on the CPU: one process, or torchrun
-with two processes and gloo for the data-parallel ones.
+with two processes (four for the replica-group one) and gloo for the data-parallel ones.
 
 Each script prints its loss per epoch (`loss <float>`) and, on every rank, a parameter
 checksum (`param checksum rank=<r>: <float>`). A script trains when it exits 0, its last loss
@@ -111,6 +111,12 @@ SCRIPTS = [
         "ddp_config",
         "train_ddp.py",
         nproc=2,
+    ),
+    Script(
+        "replica_groups",
+        "train_hierarchical.py",
+        # two "hosts" of two cores: XLA replica groups [[0, 1], [2, 3]] and [[0, 2], [1, 3]]
+        nproc=4,
     ),
 ]
 

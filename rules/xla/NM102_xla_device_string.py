@@ -9,6 +9,10 @@ default="xla", choices=["xla", "cpu"])`, and comparisons such as `args.device ==
 A string counts only when what holds it names a device (a variable, attribute, parameter, key
 or option whose name says device), so `backend = "xla"`, `strategy="xla"`, logger names and
 messages stay as they are.
+
+In a list, tuple or set of strings, a rewritten string that would repeat one already there
+(`choices=["xla", "cpu"]` for the cpu target) is dropped instead: the collection is rewritten
+as a whole, its comments and layout kept.
 """
 
 from __future__ import annotations
@@ -62,25 +66,82 @@ class DeviceStringHolders(CodeRule):
             if isinstance(item, cst.SimpleString) and is_device_string(string_value(item), devices)
         ]
 
-    def _rewrite(self, string: cst.SimpleString, case: str = "held") -> None:
-        value = string_value(string) or ""
-        _, sep, index = value.partition(":")
+    def _new_text(self, string: cst.SimpleString) -> str:
+        """The string for the target device, keeping the index and the quotes."""
+        _, sep, index = (string_value(string) or "").partition(":")
         quote_at = len(string.prefix)
         quote = string.value[quote_at : quote_at + 1]
-        new = f"{string.prefix}{quote}{self.ctx.target.device}{sep}{index}{quote}"
+        return f"{string.prefix}{quote}{self.ctx.target.device}{sep}{index}{quote}"
+
+    def _rewrite(self, string: cst.SimpleString, case: str = "held", edit=None) -> None:
         self.report(
             string,
             case=case,
-            edits=[self.ctx.replace(string, new)],
-            variables={"name": self.ctx.code(string), "value": value},
+            edits=[edit or self.ctx.replace(string, self._new_text(string))],
+            variables={"name": self.ctx.code(string), "value": string_value(string) or ""},
         )
+
+    def _rewrite_value(
+        self, value: cst.BaseExpression, case: str = "held", owner: cst.Arg | None = None
+    ) -> None:
+        """Rewrite the device strings of a value (`owner`: the keyword argument it is the value
+        of). In a list, tuple or set, a rewritten string equal to another element is dropped
+        (`["xla", "cpu"]` -> `["cpu"]`, not `["cpu", "cpu"]`): then every finding of the
+        collection carries one edit of the whole of it."""
+        strings = self._strings(value)
+        if not strings:
+            return
+        collection = self._without_duplicates(value, strings)
+        if collection is not None and collection[1] and owner is None:
+            collection = None  # see _end_at: the duplicate stays rather than a comment moving
+        for string in strings:
+            edit = None
+            if collection is not None:
+                edit = self.ctx.replace(owner or value, collection[0])
+            self._rewrite(string, case, edit)
+
+    def _without_duplicates(
+        self, value: cst.BaseExpression, strings: list[cst.SimpleString]
+    ) -> tuple[str, bool] | None:
+        """The collection's code with its device strings rewritten and the rewrites that
+        repeat an element dropped, and whether its own closing parenthesis changed; None when
+        no rewrite repeats an element."""
+        if not isinstance(value, (cst.List, cst.Tuple, cst.Set)):
+            return None
+        rewritten = {id(s) for s in strings}
+        seen = {
+            string_value(e.value)
+            for e in value.elements
+            if isinstance(e, cst.Element) and id(e.value) not in rewritten
+        }
+        elements: list[cst.BaseElement] = []
+        dropped = parenthesis = False
+        for element in value.elements:
+            if id(element.value) not in rewritten:
+                elements.append(element)
+                continue
+            new = cst.SimpleString(self._new_text(element.value))
+            if string_value(new) in seen:
+                dropped = True
+                if elements and element is value.elements[-1]:
+                    changed = _end_at(value, elements, element)
+                    parenthesis = isinstance(value, cst.Tuple) and changed is not value
+                    value = changed
+                continue
+            seen.add(string_value(new))
+            elements.append(element.with_changes(value=new))
+        if not dropped:
+            return None
+        if isinstance(value, cst.Tuple) and len(elements) == 1:
+            if not isinstance(elements[0].comma, cst.Comma):
+                elements[0] = elements[0].with_changes(comma=cst.Comma())
+        return cst.Module([]).code_for_node(value.with_changes(elements=elements)), parenthesis
 
     def _held(self, holder: cst.BaseExpression | None, value: cst.BaseExpression | None) -> None:
         name = _holder_name(holder) if holder is not None else None
         if value is None or name is None or not names_a_device(name):
             return
-        for string in self._strings(value):
-            self._rewrite(string)
+        self._rewrite_value(value)
 
     # device = "xla"; DEVICE: str = "xla:0"; self.device = "xla"
     def visit_Assign(self, node: cst.Assign) -> None:
@@ -98,8 +159,7 @@ class DeviceStringHolders(CodeRule):
     def visit_DictElement(self, node: cst.DictElement) -> None:
         key = string_value(node.key)
         if key is not None and key in _DEVICE_KEYS:
-            for string in self._strings(node.value):
-                self._rewrite(string)
+            self._rewrite_value(node.value)
 
     # parser.add_argument("--device", default="xla", choices=["xla", "cpu"])
     def visit_Call(self, node: cst.Call) -> None:
@@ -110,8 +170,7 @@ class DeviceStringHolders(CodeRule):
             return
         for arg in node.args:
             if arg.keyword is not None and arg.keyword.value in ("default", "choices", "const"):
-                for string in self._strings(arg.value):
-                    self._rewrite(string)
+                self._rewrite_value(arg.value, owner=arg)
 
     # args.device == "xla", device != 'xla:0', device in ("xla", "cuda")
     def visit_Comparison(self, node: cst.Comparison) -> None:
@@ -124,6 +183,35 @@ class DeviceStringHolders(CodeRule):
                     # `<x>.device.type == "xla"` is the data pattern's
                     if name is None or name == "type" or not names_a_device(name):
                         continue
-                    for string in self._strings(value):
-                        self._rewrite(string, case="compared")
+                    self._rewrite_value(value, case="compared")
             left = right
+
+
+def _end_at(value, elements: list[cst.BaseElement], dropped: cst.BaseElement):
+    """The last element was dropped: the one before it (last of `elements`, changed in place)
+    takes its comma or none; on its own line it keeps its comment, and the closer keeps its
+    indentation. Gives the collection, its closer adjusted. (A replaced expression keeps its
+    own parentheses, so a tuple whose closing parenthesis changed is replaced through the
+    keyword argument that holds it, or not at all.)"""
+    last = elements[-1]
+    own = last.comma.whitespace_after if isinstance(last.comma, cst.Comma) else None
+    elements[-1] = last.with_changes(comma=dropped.comma)
+    if not isinstance(own, cst.ParenthesizedWhitespace):
+        return value
+    if isinstance(value, cst.Tuple):
+        if not value.rpar:
+            return value
+        closer = value.rpar[-1]
+    else:
+        closer = value.rbracket if isinstance(value, cst.List) else value.rbrace
+    before = closer.whitespace_before
+    if isinstance(before, cst.ParenthesizedWhitespace):
+        own = own.with_changes(indent=before.indent, last_line=before.last_line)
+    else:
+        own = own.with_changes(indent=False, last_line=cst.SimpleWhitespace(""))
+    closer = closer.with_changes(whitespace_before=own)
+    if isinstance(value, cst.Tuple):
+        return value.with_changes(rpar=[*value.rpar[:-1], closer])
+    if isinstance(value, cst.List):
+        return value.with_changes(rbracket=closer)
+    return value.with_changes(rbrace=closer)
