@@ -21,7 +21,7 @@ from tests.torchrun import torchrun
 pytest.importorskip("torch")
 
 LEGACY = REPO / "tests" / "nxd" / "legacy"
-SCRIPTS = ["gpt_tp", "bert_hf", "gqa_block", "sp_block", "train_ckpt"]
+SCRIPTS = ["gpt_tp", "bert_hf", "gqa_block", "sp_block", "train_ckpt", "lm_resume"]
 # (processes, tensor-parallel size): one process, TP=2 over two, DP=2 x TP=1
 LAYOUTS = [(1, 1), (2, 2), (2, 1)]
 LEGACY_PACKAGES = ("neuronx_distributed", "torch_xla")
@@ -60,13 +60,14 @@ def _imported_modules(path: Path) -> set[str]:
 
 def _losses(folder: Path, script: str, processes: int, tp: int, tmp: Path) -> dict[str, float]:
     env = {**os.environ, "TP": str(tp), "OMP_NUM_THREADS": "1"}
-    args = [str(tmp / f"ckpt-{processes}-{tp}")] if script == "train_ckpt" else []
+    with_folder = script in ("train_ckpt", "lm_resume")
+    args = [str(tmp / f"ckpt-{processes}-{tp}")] if with_folder else []
     run = torchrun(f"{script}.py", *args, nproc=processes, cwd=folder, env=env)
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-4000:]
     losses = {}
     for line in run.stdout.splitlines():
         parts = line.split()
-        if parts and parts[0] in ("LOSS", "RESUMED"):
+        if parts and parts[0] in ("LOSS", "RESUMED", "DIRECT"):
             losses[f"{parts[0]} {parts[1]}"] = float(parts[2])
     assert losses, run.stdout
     return losses
@@ -106,7 +107,7 @@ def test_tensor_and_data_parallel_give_the_single_process_loss(
         assert losses.keys() == reference.keys(), layout
         for step, value in losses.items():
             assert value == pytest.approx(reference[step], rel=1e-4), (layout, step)
-    if script == "train_ckpt":
+    if script in ("train_ckpt", "lm_resume"):
         # the model and optimizer loaded from the checkpoint replay the losses after it
         for key, value in reference.items():
             if key.startswith("RESUMED"):
@@ -131,8 +132,15 @@ model(torch.randn(3, 8)).sum().backward()
 optimizer.step()
 if sys.argv[2] == "save":
     parallel_mesh.save_checkpoint(sys.argv[1], "t", model=model, optimizer=optimizer, user_content=7)
-else:
+    state = {"model": model.state_dict(), "optimizer": optimizer.state_dict(), "step": 3}
+    parallel_mesh.save(state, os.path.join(sys.argv[1], "dict"))
+elif sys.argv[2] == "load":
     assert parallel_mesh.load_checkpoint(sys.argv[1], model=model, optimizer=optimizer) == 7
+else:  # parallel_layers.checkpointing's state-dict checkpoint, written by "save" above
+    state = parallel_mesh.load(os.path.join(sys.argv[1], "dict"), model)
+    assert state["step"] == 3 and "model" not in state
+    optimizer.load_state_dict(state["optimizer"])
+    optimizer.step()  # the optimizer state came back as DTensors of this run's mesh
 full = {k: getattr(v, "full_tensor", lambda: v)() for k, v in model.state_dict().items()}
 if dist.get_rank() == 0:
     torch.save(full, os.path.join(sys.argv[1], sys.argv[2] + ".pt"))
@@ -143,15 +151,22 @@ dist.destroy_process_group()
 
 @pytest.mark.slow
 def test_checkpoint_saved_at_tp2_loads_at_tp1(tmp_path: Path):
-    """The companion's DCP checkpoints reshard: written by two TP ranks, read by one."""
+    """The companion's DCP checkpoints reshard: written by two TP ranks, read by one (NxD's
+    trainer checkpoints and parallel_layers.checkpointing's state-dict files)."""
     import torch
 
     shutil.copy(REPO / "rules" / "xla" / "nxd" / "parallel_mesh.py", tmp_path)
     (tmp_path / "reshard.py").write_text(RESHARD)
-    for processes, mode in ((2, "save"), (1, "load")):
+    for processes, mode in ((2, "save"), (1, "load"), (1, "load-dict")):
         run = torchrun("reshard.py", str(tmp_path / "ckpt"), mode, nproc=processes, cwd=tmp_path)
         assert run.returncode == 0, run.stderr[-4000:]
     saved = torch.load(tmp_path / "ckpt" / "save.pt")
     loaded = torch.load(tmp_path / "ckpt" / "load.pt")
     assert saved.keys() == loaded.keys()
     assert all(torch.equal(saved[k], loaded[k]) for k in saved)
+    # parallel_mesh.load of a state dict saved at TP=2: the same weights, then one optimizer
+    # step (Adam's first step moves each weight by about lr, so they differ from the saved ones)
+    stepped = torch.load(tmp_path / "ckpt" / "load-dict.pt")
+    assert stepped.keys() == saved.keys()
+    assert all(not torch.equal(saved[k], stepped[k]) for k in saved)
+    assert all(torch.allclose(saved[k], stepped[k], atol=0.11) for k in saved)
