@@ -49,6 +49,8 @@ class ParallelState(support.NxdRule):
             if call.problem or len(call.args) != 2:
                 return call.problem or "it does not pass exactly a numerator and a denominator"
             return self.fix(node.func, f"{M}.divide", imports)
+        if short == "rmsg":
+            return support.same_signature(self, node, short)
         if short == "initialize_model_parallel":
             call = support.Call(node, self.ctx.code, INIT)
             if call.problem:

@@ -95,6 +95,8 @@ class TrainingHelpers(support.NxdRule):
                 return "`zero1_optimizer=True`: clip after FSDP2's fully_shard instead (parallel_mesh.clip_grad_norm)"
             code = support.call_code(f"{support.MESH}.clip_grad_norm", call, CLIP, positional=2)
             return self.fix(node, code, [support.MESH_IMPORT])
+        if short in ("init_on_device", "get_logger"):
+            return support.same_signature(self, node, short)
         if short == "parallel_cross_entropy":
             call = support.Call(node, self.ctx.code, LOSS)
             if call.problem:

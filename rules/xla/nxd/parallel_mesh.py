@@ -15,8 +15,12 @@ forward and backward), ``QKVLinear`` for GQAQKVColumnParallelLinear, ``StridedLi
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import os
 import shutil
+import sys
+from collections.abc import Iterator
 from typing import Any
 
 import torch
@@ -80,6 +84,63 @@ def dim_rank(name: str) -> int:
     """This rank's index along one mesh dimension; 0 for a dimension the mesh does not have."""
     mesh = get_mesh()
     return mesh[name].get_local_rank() if name in (mesh.mesh_dim_names or ()) else 0
+
+
+def rmsg(msg: str) -> str:
+    """`msg` prefixed with this rank's place, as NxD's parallel_state.rmsg wrote it."""
+    if is_initialized():
+        tp, dp = tp_mesh().get_local_rank(), dp_mesh().get_local_rank()
+        pp, cp = dim_rank("pp"), dim_rank("cp")
+    else:
+        pp = tp = dp = cp = -1
+    rank = dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", 0))
+    return f"[rank_{rank}_pp{pp}_tp{tp}_dp{dp}_cp{cp}] {msg}"
+
+
+def get_logger(name: str = "neuronx_distributed", rank0_only: bool = True) -> logging.Logger:
+    """A logger writing to stdout, at the level of NXD_LOG_LEVEL (default info); with
+    `rank0_only` only global rank 0 writes, as with NxD's get_logger."""
+    logger = logging.getLogger(name + ("[0]" if rank0_only else "[]"))
+    if logger.handlers:
+        return logger
+    handler = logging.StreamHandler(sys.stdout)
+    handler.setFormatter(
+        logging.Formatter("[%(asctime)s %(levelname).1s %(filename)s:%(lineno)d] %(message)s")
+    )
+    logger.addHandler(handler)
+    level = os.environ.get("NXD_LOG_LEVEL", "info").upper()
+    level = {"TRACE": "DEBUG", "OFF": "CRITICAL", "FATAL": "CRITICAL"}.get(level, level)
+    logger.setLevel(getattr(logging, level, logging.INFO))
+    logger.propagate = False
+    if rank0_only:
+        logger.addFilter(lambda record: int(os.environ.get("RANK", 0)) == 0)
+    return logger
+
+
+@contextlib.contextmanager
+def init_on_device(
+    device: torch.device | str, include_buffers: bool = False, **_: Any
+) -> Iterator[None]:
+    """Build modules with their parameters on `device` (buffers too with `include_buffers`),
+    e.g. ``torch.device("meta")`` to build a model without allocating it (NxD's init_on_device)."""
+    device = torch.device(device)
+    if include_buffers:
+        with device:
+            yield
+        return
+    register = torch.nn.Module.register_parameter
+
+    def register_on_device(module: torch.nn.Module, name: str, param: Any) -> None:
+        register(module, name, param)
+        if param is not None and param.device != device:
+            moved = param.detach().to(device)
+            module._parameters[name] = torch.nn.Parameter(moved, param.requires_grad)
+
+    torch.nn.Module.register_parameter = register_on_device
+    try:
+        yield
+    finally:
+        torch.nn.Module.register_parameter = register
 
 
 def is_initialized() -> bool:

@@ -52,6 +52,7 @@ STATE = nxd(
     "parallel_state.get_context_model_parallel_rank",
     "parallel_state.get_expert_model_parallel_size",
     "parallel_state.get_expert_model_parallel_rank",
+    "parallel_state.rmsg",
     "utils.divide",
 )
 MAPPINGS = nxd(
@@ -68,6 +69,8 @@ HELPERS = nxd(
     "random.model_parallel_xla_manual_seed",
     "move_model_to_device",
     "loss_functions.parallel_cross_entropy",
+    "model_utils.init_on_device",
+    "utils.logger.get_logger",
 )
 TRAINER = nxd(
     "neuronx_distributed_config", "initialize_parallel_model", "initialize_parallel_optimizer"
@@ -93,7 +96,7 @@ REEXPORTS = {
 }
 # functions the companion module defines with NxD's name and parameters: a reference that is not
 # a call (`loss_fct = parallel_cross_entropy`) becomes a reference to the companion's
-SAME_SIGNATURE = frozenset({"parallel_cross_entropy"})
+SAME_SIGNATURE = frozenset({"parallel_cross_entropy", "rmsg", "init_on_device", "get_logger"})
 
 
 # NxD's modules: a reference to one alone is the head of a longer chain that another rule (or
@@ -114,6 +117,8 @@ MODULES = frozenset(
         "modules",
         "qkv_linear",
         "model_utils",
+        "loss_functions",
+        "logger",
     }
 )
 
@@ -225,6 +230,13 @@ class NxdRule(CodeRule):
 
     def fix(self, node: cst.CSTNode, code: str, imports: list[str]):
         return self.ctx.replace(node, code, imports=imports, companion=companion())
+
+
+def same_signature(rule: NxdRule, node: cst.Call, short: str):
+    """A call of an NxD function the companion defines with the same name and parameters."""
+    if any(arg.star for arg in node.args):
+        return "it passes *args or **kwargs"
+    return rule.fix(node.func, f"{MESH}.{short}", [MESH_IMPORT])
 
 
 def call_code(func: str, call: Call, params: tuple[str, ...], positional: int = 0) -> str:

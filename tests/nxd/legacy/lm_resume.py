@@ -4,9 +4,10 @@ checkpoint (legacy NxD style). Never run as-is: tests migrate it and run the res
 A fused gate/up projection (`ColumnParallelLinear(..., stride=2)`, split locally into its two
 halves), a column-parallel head whose local vocabulary shard goes to `parallel_cross_entropy`
 (once through a `loss_fct` reference, once called; padded labels -100 count, as in NxD),
-pipeline / context parallel queries, `parallel_layers.checkpointing.save` / `load` of a dict with
-the model, the optimizer and the step, and the trainer's `save_checkpoint` with `num_kept_ckpts`,
-`async_save`, `has_checkpoint` and `finalize_checkpoint`. The argument is a checkpoint folder.
+pipeline / context parallel queries, rmsg, get_logger, init_on_device,
+`parallel_layers.checkpointing.save` / `load` of a dict with the model, the optimizer and the
+step, and the trainer's `save_checkpoint` with `num_kept_ckpts`, `async_save`, `has_checkpoint`
+and `finalize_checkpoint`. The argument is a checkpoint folder.
 """
 
 import os
@@ -28,7 +29,10 @@ from neuronx_distributed.parallel_layers.layers import (
 from neuronx_distributed.parallel_layers.loss_functions import parallel_cross_entropy
 from neuronx_distributed.parallel_layers.mappings import gather_from_tensor_model_parallel_region
 from neuronx_distributed.parallel_layers.random import model_parallel_xla_manual_seed
+from neuronx_distributed.utils.logger import get_logger
+from neuronx_distributed.utils.model_utils import init_on_device
 
+logger = get_logger()
 VOCAB, HIDDEN, FFN, SEQ, GLOBAL_BATCH, STEPS, SAVE_AFTER = 48, 16, 32, 8, 8, 8, 4
 
 
@@ -100,6 +104,12 @@ def main() -> None:
         tensor_model_parallel_size=int(os.environ.get("TP", "1"))
     )
     assert parallel_state.get_context_model_parallel_rank() == 0
+    where = parallel_state.rmsg("started")
+    assert where.startswith(f"[rank_{dist.get_rank()}_pp0_tp"), where
+    logger.info(where)
+    with init_on_device(torch.device("meta")):  # parameters on "meta", buffers not
+        probe = nn.BatchNorm1d(4)
+    assert probe.weight.is_meta and not probe.running_mean.is_meta
     model, optimizer = build()
 
     gen = torch.Generator().manual_seed(7)
