@@ -204,9 +204,8 @@ class ParallelLayers(support.NxdRule):
         return f"parallelize_module({layer}, {TP}, RowwiseParallel({style}))"
 
     def ParallelEmbedding(self, call, sp: bool, shard: str) -> str | None:
-        for name in ("padding_idx", "max_norm"):
-            if call.args.get(name, "None") != "None":
-                return f"!`{name}=` on a sharded vocabulary needs a review by hand"
+        if call.args.get("max_norm", "None") != "None":
+            return "!`max_norm=` on a sharded vocabulary needs a review by hand"
         for name in ("scale_grad_by_freq", "sparse"):
             if call.args.get(name, "False") != "False":
                 return f"!`{name}=` has no DTensor equivalent"
@@ -214,6 +213,14 @@ class ParallelLayers(support.NxdRule):
         if across is None:
             return "!`shard_across_embedding` is not a literal True/False"
         layer = _ctor("torch.nn.Embedding", call, ("num_embeddings", "embedding_dim"))
+        padding = call.args.get("padding_idx", "None")
+        if padding not in ("None", "0"):
+            # NxD kept a padding_idx only when it was truthy (0 meant none) and, unlike
+            # nn.Embedding, did not zero its row: it initialised every row (normal_ by default)
+            value = padding if padding.isdigit() else f"{padding} or None"
+            layer = f"{layer[:-1]}, padding_idx={value})"
+            if "init_method" not in call.args:
+                call.args["init_method"] = "torch.nn.init.normal_"
         layer = self._init(layer, call)
         if across:
             if sp:

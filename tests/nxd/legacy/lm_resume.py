@@ -1,7 +1,7 @@
 """A small language model trained with a vocabulary-parallel loss, resumed from a state-dict
 checkpoint (legacy NxD style). Never run as-is: tests migrate it and run the result.
 
-A fused gate/up projection (`ColumnParallelLinear(..., stride=2)`, split locally into its two
+A vocabulary-parallel embedding with a padding index, a fused gate/up projection (`ColumnParallelLinear(..., stride=2)`, split locally into its two
 halves), a column-parallel head whose local vocabulary shard goes to `parallel_cross_entropy`
 (once through a `loss_fct` reference, once called; padded labels -100 count, as in NxD),
 pipeline / context parallel queries, rmsg, get_logger, init_on_device,
@@ -59,7 +59,10 @@ class MLP(nn.Module):
 class LM(nn.Module):
     def __init__(self) -> None:
         super().__init__()
-        self.embed = ParallelEmbedding(VOCAB, HIDDEN, init_method=partial(_init_normal, 0.5))
+        self.pad_token_id = 3
+        self.embed = ParallelEmbedding(
+            VOCAB, HIDDEN, self.pad_token_id, init_method=partial(_init_normal, 0.5)
+        )
         self.mlp = MLP()
         self.norm = nn.LayerNorm(HIDDEN)
         self.head = ColumnParallelLinear(
