@@ -170,3 +170,84 @@ def test_checkpoint_saved_at_tp2_loads_at_tp1(tmp_path: Path):
     assert stepped.keys() == saved.keys()
     assert all(not torch.equal(saved[k], stepped[k]) for k in saved)
     assert all(torch.allclose(saved[k], stepped[k], atol=0.11) for k in saved)
+
+
+FSDP_TP = """\
+import os, sys, torch, torch.distributed as dist
+from torch.distributed.fsdp import fully_shard
+from torch.distributed.tensor.parallel import ColwiseParallel, RowwiseParallel, parallelize_module
+import parallel_mesh
+
+dist.init_process_group("gloo")
+parallel_mesh.init_mesh("cpu", tensor_parallel_size=int(sys.argv[3]))
+torch.manual_seed(0)
+tp = parallel_mesh.tp_mesh()
+model = torch.nn.Sequential(
+    parallelize_module(torch.nn.Linear(8, 16), tp, ColwiseParallel()),
+    torch.nn.ReLU(),
+    parallelize_module(torch.nn.Linear(16, 4), tp, RowwiseParallel()),
+    torch.nn.Linear(4, 4),
+)
+fully_shard(model, mesh=parallel_mesh.dp_mesh())
+optimizer = torch.optim.AdamW(model.parameters(), lr=0.1)
+model(torch.randn(3, 8)).sum().backward()
+optimizer.step()
+folder = sys.argv[1]
+if sys.argv[2] == "save":
+    state = {"model": model.state_dict(), "optimizer": optimizer.state_dict(), "step": 1}
+    parallel_mesh.save(state, os.path.join(folder, "dict"))
+else:
+    state = parallel_mesh.load(os.path.join(folder, "dict"), model)
+    optimizer.load_state_dict(state["optimizer"])
+full = {k: v.full_tensor() for k, v in model.state_dict().items()}
+for i, s in optimizer.state_dict()["state"].items():
+    full[f"exp_avg {i}"] = s["exp_avg"].full_tensor()
+if dist.get_rank() == 0:
+    torch.save(full, os.path.join(folder, sys.argv[2] + ".pt"))
+dist.destroy_process_group()
+"""
+
+
+@pytest.mark.slow
+def test_state_dict_of_fsdp2_over_tp_reshards(tmp_path: Path):
+    """parallel_mesh.save / load (NxD's checkpointing.save / load) of an FSDP2 + TP model and
+    its AdamW state: saved on dp=2 x tp=2, loaded on dp=2 x tp=1, the same weights and moments
+    (FSDP2's "dp" placement over a column-parallel layer depends on the tp size)."""
+    import torch
+
+    shutil.copy(REPO / "rules" / "xla" / "nxd" / "parallel_mesh.py", tmp_path)
+    (tmp_path / "fsdp_tp.py").write_text(FSDP_TP)
+    for processes, mode, tp in ((4, "save", "2"), (2, "load", "1")):
+        run = torchrun("fsdp_tp.py", str(tmp_path), mode, tp, nproc=processes, cwd=tmp_path)
+        assert run.returncode == 0, run.stderr[-4000:]
+    saved = torch.load(tmp_path / "save.pt")
+    loaded = torch.load(tmp_path / "load.pt")
+    assert saved.keys() == loaded.keys() and any(k.startswith("exp_avg") for k in saved)
+    assert all(torch.equal(saved[k], loaded[k]) for k in saved)
+
+
+PADDING = """\
+import sys, torch, torch.distributed as dist
+from torch.distributed.tensor import Replicate
+from torch.distributed.tensor.parallel import RowwiseParallel, parallelize_module
+import parallel_mesh
+
+dist.init_process_group("gloo")
+parallel_mesh.init_mesh("cpu", tensor_parallel_size=dist.get_world_size())
+embedding = torch.nn.Embedding(8, 4, padding_idx=5)
+embedding = parallelize_module(embedding, parallel_mesh.tp_mesh(), RowwiseParallel(input_layouts=Replicate()))
+embedding(torch.tensor([[1, 5, 6, 2, 5]])).sum().backward()
+grad = embedding.weight.grad.full_tensor()
+assert grad[5].abs().sum() == 0 and grad[1].abs().sum() > 0, grad
+dist.destroy_process_group()
+"""
+
+
+@pytest.mark.slow
+def test_padding_row_gets_no_gradient_on_a_sharded_vocabulary(tmp_path: Path):
+    """What NM314's ParallelEmbedding(padding_idx=p) fix relies on: with the vocabulary split over
+    two TP ranks, the padding row (held by the second) gets no gradient, as in NxD."""
+    shutil.copy(REPO / "rules" / "xla" / "nxd" / "parallel_mesh.py", tmp_path)
+    (tmp_path / "padding.py").write_text(PADDING)
+    run = torchrun("padding.py", nproc=2, cwd=tmp_path)
+    assert run.returncode == 0, run.stderr[-4000:]

@@ -35,6 +35,8 @@ from torch.distributed.checkpoint.state_dict import (
     set_optimizer_state_dict,
 )
 from torch.distributed.device_mesh import DeviceMesh, init_device_mesh
+from torch.distributed.tensor import Shard
+from torch.distributed.tensor.placement_types import _StridedShard
 
 _MESH: DeviceMesh | None = None
 
@@ -575,8 +577,21 @@ class _Slot:
         if tuple(self.dims) != tuple(mesh.mesh_dim_names or ()):
             mesh = mesh[self.dims[0] if len(self.dims) == 1 else tuple(self.dims)]
         return torch.distributed.tensor.empty(
-            self.shape, dtype=self.dtype, device_mesh=mesh, placements=self.placements
+            self.shape, dtype=self.dtype, device_mesh=mesh, placements=self._placements()
         )
+
+    def _placements(self) -> tuple[Any, ...]:
+        """The placements this run's mesh gives the tensor. FSDP2 over a column-parallel layer
+        shards "dp" and "tp" on the same dimension, and its "dp" placement (_StridedShard) splits
+        by the "tp" size: re-derive it for this run's "tp" size."""
+        placements = list(self.placements)
+        if tuple(self.dims) == ("dp", "tp") and len(placements) == 2:
+            outer, inner = placements
+            dim = getattr(inner, "dim", None)
+            if isinstance(inner, Shard) and getattr(outer, "dim", None) == dim:
+                tp = dim_size("tp")
+                placements[0] = _StridedShard(dim, split_factor=tp) if tp > 1 else Shard(dim)
+        return tuple(placements)
 
 
 def _map_tensors(value: Any, function: Any) -> Any:
