@@ -21,7 +21,7 @@ from tests.torchrun import torchrun
 pytest.importorskip("torch")
 
 LEGACY = REPO / "tests" / "nxd" / "legacy"
-SCRIPTS = ["gpt_tp", "bert_hf", "gqa_block", "sp_block", "train_ckpt"]
+SCRIPTS = ["gpt_tp", "bert_hf", "gqa_block", "sp_block", "train_ckpt", "lm_resume"]
 # (processes, tensor-parallel size): one process, TP=2 over two, DP=2 x TP=1
 LAYOUTS = [(1, 1), (2, 2), (2, 1)]
 LEGACY_PACKAGES = ("neuronx_distributed", "torch_xla")
@@ -60,13 +60,14 @@ def _imported_modules(path: Path) -> set[str]:
 
 def _losses(folder: Path, script: str, processes: int, tp: int, tmp: Path) -> dict[str, float]:
     env = {**os.environ, "TP": str(tp), "OMP_NUM_THREADS": "1"}
-    args = [str(tmp / f"ckpt-{processes}-{tp}")] if script == "train_ckpt" else []
+    with_folder = script in ("train_ckpt", "lm_resume")
+    args = [str(tmp / f"ckpt-{processes}-{tp}")] if with_folder else []
     run = torchrun(f"{script}.py", *args, nproc=processes, cwd=folder, env=env)
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-4000:]
     losses = {}
     for line in run.stdout.splitlines():
         parts = line.split()
-        if parts and parts[0] in ("LOSS", "RESUMED"):
+        if parts and parts[0] in ("LOSS", "RESUMED", "DIRECT"):
             losses[f"{parts[0]} {parts[1]}"] = float(parts[2])
     assert losses, run.stdout
     return losses
@@ -106,7 +107,7 @@ def test_tensor_and_data_parallel_give_the_single_process_loss(
         assert losses.keys() == reference.keys(), layout
         for step, value in losses.items():
             assert value == pytest.approx(reference[step], rel=1e-4), (layout, step)
-    if script == "train_ckpt":
+    if script in ("train_ckpt", "lm_resume"):
         # the model and optimizer loaded from the checkpoint replay the losses after it
         for key, value in reference.items():
             if key.startswith("RESUMED"):
@@ -131,8 +132,15 @@ model(torch.randn(3, 8)).sum().backward()
 optimizer.step()
 if sys.argv[2] == "save":
     parallel_mesh.save_checkpoint(sys.argv[1], "t", model=model, optimizer=optimizer, user_content=7)
-else:
+    state = {"model": model.state_dict(), "optimizer": optimizer.state_dict(), "step": 3}
+    parallel_mesh.save(state, os.path.join(sys.argv[1], "dict"))
+elif sys.argv[2] == "load":
     assert parallel_mesh.load_checkpoint(sys.argv[1], model=model, optimizer=optimizer) == 7
+else:  # parallel_layers.checkpointing's state-dict checkpoint, written by "save" above
+    state = parallel_mesh.load(os.path.join(sys.argv[1], "dict"), model)
+    assert state["step"] == 3 and "model" not in state
+    optimizer.load_state_dict(state["optimizer"])
+    optimizer.step()  # the optimizer state came back as DTensors of this run's mesh
 full = {k: getattr(v, "full_tensor", lambda: v)() for k, v in model.state_dict().items()}
 if dist.get_rank() == 0:
     torch.save(full, os.path.join(sys.argv[1], sys.argv[2] + ".pt"))
@@ -143,15 +151,103 @@ dist.destroy_process_group()
 
 @pytest.mark.slow
 def test_checkpoint_saved_at_tp2_loads_at_tp1(tmp_path: Path):
-    """The companion's DCP checkpoints reshard: written by two TP ranks, read by one."""
+    """The companion's DCP checkpoints reshard: written by two TP ranks, read by one (NxD's
+    trainer checkpoints and parallel_layers.checkpointing's state-dict files)."""
     import torch
 
     shutil.copy(REPO / "rules" / "xla" / "nxd" / "parallel_mesh.py", tmp_path)
     (tmp_path / "reshard.py").write_text(RESHARD)
-    for processes, mode in ((2, "save"), (1, "load")):
+    for processes, mode in ((2, "save"), (1, "load"), (1, "load-dict")):
         run = torchrun("reshard.py", str(tmp_path / "ckpt"), mode, nproc=processes, cwd=tmp_path)
         assert run.returncode == 0, run.stderr[-4000:]
     saved = torch.load(tmp_path / "ckpt" / "save.pt")
     loaded = torch.load(tmp_path / "ckpt" / "load.pt")
     assert saved.keys() == loaded.keys()
     assert all(torch.equal(saved[k], loaded[k]) for k in saved)
+    # parallel_mesh.load of a state dict saved at TP=2: the same weights, then one optimizer
+    # step (Adam's first step moves each weight by about lr, so they differ from the saved ones)
+    stepped = torch.load(tmp_path / "ckpt" / "load-dict.pt")
+    assert stepped.keys() == saved.keys()
+    assert all(not torch.equal(saved[k], stepped[k]) for k in saved)
+    assert all(torch.allclose(saved[k], stepped[k], atol=0.11) for k in saved)
+
+
+FSDP_TP = """\
+import os, sys, torch, torch.distributed as dist
+from torch.distributed.fsdp import fully_shard
+from torch.distributed.tensor.parallel import ColwiseParallel, RowwiseParallel, parallelize_module
+import parallel_mesh
+
+dist.init_process_group("gloo")
+parallel_mesh.init_mesh("cpu", tensor_parallel_size=int(sys.argv[3]))
+torch.manual_seed(0)
+tp = parallel_mesh.tp_mesh()
+model = torch.nn.Sequential(
+    parallelize_module(torch.nn.Linear(8, 16), tp, ColwiseParallel()),
+    torch.nn.ReLU(),
+    parallelize_module(torch.nn.Linear(16, 4), tp, RowwiseParallel()),
+    torch.nn.Linear(4, 4),
+)
+fully_shard(model, mesh=parallel_mesh.dp_mesh())
+optimizer = torch.optim.AdamW(model.parameters(), lr=0.1)
+model(torch.randn(3, 8)).sum().backward()
+optimizer.step()
+folder = sys.argv[1]
+if sys.argv[2] == "save":
+    state = {"model": model.state_dict(), "optimizer": optimizer.state_dict(), "step": 1}
+    parallel_mesh.save(state, os.path.join(folder, "dict"))
+else:
+    state = parallel_mesh.load(os.path.join(folder, "dict"), model)
+    optimizer.load_state_dict(state["optimizer"])
+full = {k: v.full_tensor() for k, v in model.state_dict().items()}
+for i, s in optimizer.state_dict()["state"].items():
+    full[f"exp_avg {i}"] = s["exp_avg"].full_tensor()
+if dist.get_rank() == 0:
+    torch.save(full, os.path.join(folder, sys.argv[2] + ".pt"))
+dist.destroy_process_group()
+"""
+
+
+@pytest.mark.slow
+def test_state_dict_of_fsdp2_over_tp_reshards(tmp_path: Path):
+    """parallel_mesh.save / load (NxD's checkpointing.save / load) of an FSDP2 + TP model and
+    its AdamW state: saved on dp=2 x tp=2, loaded on dp=2 x tp=1, the same weights and moments
+    (FSDP2's "dp" placement over a column-parallel layer depends on the tp size)."""
+    import torch
+
+    shutil.copy(REPO / "rules" / "xla" / "nxd" / "parallel_mesh.py", tmp_path)
+    (tmp_path / "fsdp_tp.py").write_text(FSDP_TP)
+    for processes, mode, tp in ((4, "save", "2"), (2, "load", "1")):
+        run = torchrun("fsdp_tp.py", str(tmp_path), mode, tp, nproc=processes, cwd=tmp_path)
+        assert run.returncode == 0, run.stderr[-4000:]
+    saved = torch.load(tmp_path / "save.pt")
+    loaded = torch.load(tmp_path / "load.pt")
+    assert saved.keys() == loaded.keys() and any(k.startswith("exp_avg") for k in saved)
+    assert all(torch.equal(saved[k], loaded[k]) for k in saved)
+
+
+PADDING = """\
+import sys, torch, torch.distributed as dist
+from torch.distributed.tensor import Replicate
+from torch.distributed.tensor.parallel import RowwiseParallel, parallelize_module
+import parallel_mesh
+
+dist.init_process_group("gloo")
+parallel_mesh.init_mesh("cpu", tensor_parallel_size=dist.get_world_size())
+embedding = torch.nn.Embedding(8, 4, padding_idx=5)
+embedding = parallelize_module(embedding, parallel_mesh.tp_mesh(), RowwiseParallel(input_layouts=Replicate()))
+embedding(torch.tensor([[1, 5, 6, 2, 5]])).sum().backward()
+grad = embedding.weight.grad.full_tensor()
+assert grad[5].abs().sum() == 0 and grad[1].abs().sum() > 0, grad
+dist.destroy_process_group()
+"""
+
+
+@pytest.mark.slow
+def test_padding_row_gets_no_gradient_on_a_sharded_vocabulary(tmp_path: Path):
+    """What NM314's ParallelEmbedding(padding_idx=p) fix relies on: with the vocabulary split over
+    two TP ranks, the padding row (held by the second) gets no gradient, as in NxD."""
+    shutil.copy(REPO / "rules" / "xla" / "nxd" / "parallel_mesh.py", tmp_path)
+    (tmp_path / "padding.py").write_text(PADDING)
+    run = torchrun("padding.py", nproc=2, cwd=tmp_path)
+    assert run.returncode == 0, run.stderr[-4000:]

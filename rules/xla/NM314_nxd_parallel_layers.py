@@ -99,9 +99,9 @@ DROPPED = ("keep_master_weight", "fuse_qkv", "sequence_dimension", "init_method"
 NEUTRAL = {"device": ("None",), "stride": ("1",), "pad": ("False",), "kv_size_multiplier": ("1",)}
 
 
-def _neutral(call) -> str | None:
+def _neutral(call, skip: str = "") -> str | None:
     for name, values in NEUTRAL.items():
-        if name in call.args and call.args[name] not in values:
+        if name != skip and name in call.args and call.args[name] not in values:
             return f"`{name}={call.args[name]}` has no plain-layer equivalent"
     return None
 
@@ -150,7 +150,8 @@ class ParallelLayers(support.NxdRule):
         unknown = call.unknown(params)
         if unknown:
             return f"`{unknown[0]}=` has no plain-layer equivalent here"
-        reason = _neutral(call)
+        strided = short == "ColumnParallelLinear" and call.args.get("stride", "1") != "1"
+        reason = _neutral(call) if not strided else _neutral(call, skip="stride")
         if reason:
             return reason
         # True, False, or the expression that decides at run time
@@ -175,10 +176,18 @@ class ParallelLayers(support.NxdRule):
             return "!`gather_output` is not a literal True/False"
         if gather and sp is not False:
             return "!NxD refuses gather_output=True with sequence parallelism"
-        layer = self._init(_ctor("torch.nn.Linear", call, LINEAR), call)
         style = _layouts(
             input_layouts=_when(sp, shard), output_layouts="Replicate()" if gather else None
         )
+        if call.args.get("stride", "1") != "1":
+            # a fused layer (gate and up, or q, k and v): each block sharded on its own
+            if gather:
+                return "!`stride=` with gather_output=True gathers NxD's interleaved blocks; review by hand"
+            args = [call.args["input_size"], call.args["output_size"], call.args["stride"]]
+            args += [f"{n}={call.args[n]}" for n in ("bias", "dtype") if n in call.args]
+            layer = self._init(f"{support.MESH}.StridedLinear({', '.join(args)})", call)
+            return f'parallelize_module({layer}, {TP}, {{"parts.*": ColwiseParallel({style})}})'
+        layer = self._init(_ctor("torch.nn.Linear", call, LINEAR), call)
         return f"parallelize_module({layer}, {TP}, ColwiseParallel({style}))"
 
     def RowParallelLinear(self, call, sp: bool, shard: str) -> str | None:
@@ -195,9 +204,8 @@ class ParallelLayers(support.NxdRule):
         return f"parallelize_module({layer}, {TP}, RowwiseParallel({style}))"
 
     def ParallelEmbedding(self, call, sp: bool, shard: str) -> str | None:
-        for name in ("padding_idx", "max_norm"):
-            if call.args.get(name, "None") != "None":
-                return f"!`{name}=` on a sharded vocabulary needs a review by hand"
+        if call.args.get("max_norm", "None") != "None":
+            return "!`max_norm=` on a sharded vocabulary needs a review by hand"
         for name in ("scale_grad_by_freq", "sparse"):
             if call.args.get(name, "False") != "False":
                 return f"!`{name}=` has no DTensor equivalent"
@@ -205,6 +213,14 @@ class ParallelLayers(support.NxdRule):
         if across is None:
             return "!`shard_across_embedding` is not a literal True/False"
         layer = _ctor("torch.nn.Embedding", call, ("num_embeddings", "embedding_dim"))
+        padding = call.args.get("padding_idx", "None")
+        if padding not in ("None", "0"):
+            # NxD kept a padding_idx only when it was truthy (0 meant none) and, unlike
+            # nn.Embedding, did not zero its row: it initialised every row (normal_ by default)
+            value = padding if padding.isdigit() else f"{padding} or None"
+            layer = f"{layer[:-1]}, padding_idx={value})"
+            if "init_method" not in call.args:
+                call.args["init_method"] = "torch.nn.init.normal_"
         layer = self._init(layer, call)
         if across:
             if sp:

@@ -30,6 +30,12 @@ QUERIES = {
     "get_data_parallel_group": f"{M}.dp_mesh().get_group()",
     "get_world_group": "torch.distributed.group.WORLD",
 }
+# pipeline, context and expert parallelism: NxD answered size 1 and rank 0 when they were not set,
+# which is the only case the mesh is written for (initialize_model_parallel with another size stays
+# manual); the companion answers from the mesh when the user adds such a dimension
+for _dim, _nxd in (("pp", "pipeline"), ("cp", "context"), ("ep", "expert")):
+    QUERIES[f"get_{_nxd}_model_parallel_size"] = f'{M}.dim_size("{_dim}")'
+    QUERIES[f"get_{_nxd}_model_parallel_rank"] = f'{M}.dim_rank("{_dim}")'
 
 
 class ParallelState(support.NxdRule):
@@ -43,6 +49,8 @@ class ParallelState(support.NxdRule):
             if call.problem or len(call.args) != 2:
                 return call.problem or "it does not pass exactly a numerator and a denominator"
             return self.fix(node.func, f"{M}.divide", imports)
+        if short == "rmsg":
+            return support.same_signature(self, node, short)
         if short == "initialize_model_parallel":
             call = support.Call(node, self.ctx.code, INIT)
             if call.problem:

@@ -1,5 +1,5 @@
-"""NM317 nxd-training-helpers: grads.clip_grad_norm, model_parallel_xla_manual_seed and
-move_model_to_device in native PyTorch."""
+"""NM317 nxd-training-helpers: grads.clip_grad_norm, model_parallel_xla_manual_seed,
+move_model_to_device and parallel_cross_entropy in native PyTorch."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import libcst as cst
 from .nxd import support
 
 CLIP = ("parameters", "max_norm", "norm_type")
+LOSS = ("vocab_parallel_logits", "target", "label_smoothing")
 
 
 REDUCE_GRADIENTS = "torch_xla.core.xla_model.reduce_gradients"
@@ -93,6 +94,16 @@ class TrainingHelpers(support.NxdRule):
             if call.args.get("zero1_optimizer", "False") != "False":
                 return "`zero1_optimizer=True`: clip after FSDP2's fully_shard instead (parallel_mesh.clip_grad_norm)"
             code = support.call_code(f"{support.MESH}.clip_grad_norm", call, CLIP, positional=2)
+            return self.fix(node, code, [support.MESH_IMPORT])
+        if short in ("init_on_device", "get_logger"):
+            return support.same_signature(self, node, short)
+        if short == "parallel_cross_entropy":
+            call = support.Call(node, self.ctx.code, LOSS)
+            if call.problem:
+                return call.problem
+            if call.args.get("label_smoothing", "0.0") not in ("0", "0.0"):
+                return "NxD smoothed labels over each rank's vocabulary shard, which F.cross_entropy's `label_smoothing` does not reproduce"
+            code = support.call_code(f"{support.MESH}.parallel_cross_entropy", call, LOSS, 2)
             return self.fix(node, code, [support.MESH_IMPORT])
         if short == "model_parallel_xla_manual_seed":
             call = support.Call(node, self.ctx.code, ("seed",))

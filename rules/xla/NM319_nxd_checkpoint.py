@@ -1,4 +1,5 @@
-"""NM319 nxd-checkpoint: NxD's save_checkpoint / load_checkpoint become the functions of the same
+"""NM319 nxd-checkpoint: NxD's save_checkpoint / load_checkpoint / has_checkpoint /
+finalize_checkpoint and parallel_layers.checkpointing.save / load become the functions of the same
 name in parallel_mesh.py, written with torch.distributed.checkpoint (DCP)."""
 
 from __future__ import annotations
@@ -10,14 +11,44 @@ from .nxd import support
 SAVE = ("checkpoint_dir_str", "tag", "model", "optimizer", "scheduler", "user_content")
 LOAD = ("path", "tag", "model", "optimizer", "scheduler")
 # performance and format switches of NxD's writer that DCP does not need
-DROPPED = {"num_workers", "use_xser"}
+DROPPED = {"num_workers", "use_xser", "async_save"}
 NEUTRAL = {
-    "async_save": "False",
-    "num_kept_ckpts": "None",
     "zero1_optimizer": "False",
     "use_zero1_dcp": "False",
     "avoid_saving_lower_precision_weights": "False",
 }
+
+# parallel_layers.checkpointing.save / load: a state dict file per TP rank
+SAVE_DICT = (
+    "checkpoint",
+    "output_dir",
+    "save_serially",
+    "save_xser",
+    "down_cast_bf16",
+    "master_dp_only",
+)
+LOAD_DICT = (
+    "chkpt_path",
+    "model",
+    "model_or_optimizer",
+    "model_key",
+    "load_xser",
+    "sharded",
+    "strict",
+    "master_dp_only",
+    "weights_only",
+)
+# how NxD wrote or read the files (serially, XLA serialisation, tensors only), not what
+DICT_DROPPED = {
+    "save_serially",
+    "save_xser",
+    "load_xser",
+    "weights_only",
+    "master_dp_only",
+    "sharded",
+}
+# a checkpoint per data-parallel rank, or one that is not sharded, is another format
+DICT_NEUTRAL = {"master_dp_only": "True", "sharded": "True"}
 
 
 class Checkpoint(support.NxdRule):
@@ -25,6 +56,14 @@ class Checkpoint(support.NxdRule):
 
     def rewrite(self, node: cst.Call, qname: str):
         short = qname.rsplit(".", 1)[1]
+        if short in ("save", "load"):
+            return self._state_dict_file(node, short)
+        if short in ("has_checkpoint", "finalize_checkpoint"):
+            params = ("checkpoint_dir_str",) if short == "has_checkpoint" else ()
+            call = support.Call(node, self.ctx.code, params)
+            if call.problem or len(call.args) != len(params):
+                return call.problem or "its arguments are not NxD's"
+            return self.fix(node.func, f"{support.MESH}.{short}", [support.MESH_IMPORT])
         names = SAVE if short == "save_checkpoint" else LOAD
         extra = (
             "num_workers",
@@ -46,6 +85,20 @@ class Checkpoint(support.NxdRule):
         for name, value in NEUTRAL.items():
             if call.args.get(name, value) != value:
                 return f"`{name}={call.args[name]}` is not written for you"
-        keep = names + (("strict",) if short == "load_checkpoint" else ())
+        keep = names + (("strict",) if short == "load_checkpoint" else ("num_kept_ckpts",))
+        code = support.call_code(f"{support.MESH}.{short}", call, keep, positional=2)
+        return self.fix(node, code, [support.MESH_IMPORT])
+
+    def _state_dict_file(self, node: cst.Call, short: str):
+        """parallel_layers.checkpointing.save(checkpoint, output_dir, ...) / load(chkpt_path,
+        model, ...): the functions of the same name in parallel_mesh, written with DCP."""
+        params = SAVE_DICT if short == "save" else LOAD_DICT
+        call = support.Call(node, self.ctx.code, params)
+        if call.problem:
+            return call.problem
+        for name, value in DICT_NEUTRAL.items():
+            if call.args.get(name, value) != value:
+                return f"`{name}={call.args[name]}` is not written for you"
+        keep = tuple(name for name in params if name not in DICT_DROPPED)
         code = support.call_code(f"{support.MESH}.{short}", call, keep, positional=2)
         return self.fix(node, code, [support.MESH_IMPORT])

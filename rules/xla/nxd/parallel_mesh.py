@@ -8,18 +8,25 @@ here they live in one DeviceMesh with the dimensions ("dp", "tp"), tensor parall
 ``dp_mesh()``. Below the mesh: NxD's trainer defaults (``training_config``, gradient clipping
 before each step, across meshes), gradient and tensor all-reduces over one dimension, DCP
 checkpoints with NxD's signatures, NxD's ``mappings`` under their own names (the same collectives
-forward and backward), and ``QKVLinear`` for GQAQKVColumnParallelLinear. Edit this file freely:
-the migration writes it only when it does not exist yet.
+forward and backward), ``QKVLinear`` for GQAQKVColumnParallelLinear, ``StridedLinear`` for a fused
+(strided) ColumnParallelLinear, NxD's ``parallel_cross_entropy`` and its state-dict ``save`` /
+``load``. Edit this file freely: the migration writes it only when it does not exist yet.
 """
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import os
+import shutil
+import sys
+from collections.abc import Iterator
 from typing import Any
 
 import torch
 import torch.distributed as dist
 import torch.distributed.checkpoint as dcp
+import torch.distributed.tensor
 from torch.distributed.checkpoint.state_dict import (
     StateDictOptions,
     get_model_state_dict,
@@ -28,6 +35,8 @@ from torch.distributed.checkpoint.state_dict import (
     set_optimizer_state_dict,
 )
 from torch.distributed.device_mesh import DeviceMesh, init_device_mesh
+from torch.distributed.tensor import Shard
+from torch.distributed.tensor.placement_types import _StridedShard
 
 _MESH: DeviceMesh | None = None
 
@@ -66,6 +75,76 @@ def dp_mesh() -> DeviceMesh:
     return get_mesh()["dp"]
 
 
+def dim_size(name: str) -> int:
+    """The size of one mesh dimension; 1 for a dimension the mesh does not have (NxD's pipeline,
+    context and expert parallel sizes when they were not set)."""
+    mesh = get_mesh()
+    return mesh[name].size() if name in (mesh.mesh_dim_names or ()) else 1
+
+
+def dim_rank(name: str) -> int:
+    """This rank's index along one mesh dimension; 0 for a dimension the mesh does not have."""
+    mesh = get_mesh()
+    return mesh[name].get_local_rank() if name in (mesh.mesh_dim_names or ()) else 0
+
+
+def rmsg(msg: str) -> str:
+    """`msg` prefixed with this rank's place, as NxD's parallel_state.rmsg wrote it."""
+    if is_initialized():
+        tp, dp = tp_mesh().get_local_rank(), dp_mesh().get_local_rank()
+        pp, cp = dim_rank("pp"), dim_rank("cp")
+    else:
+        pp = tp = dp = cp = -1
+    rank = dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", 0))
+    return f"[rank_{rank}_pp{pp}_tp{tp}_dp{dp}_cp{cp}] {msg}"
+
+
+def get_logger(name: str = "neuronx_distributed", rank0_only: bool = True) -> logging.Logger:
+    """A logger writing to stdout, at the level of NXD_LOG_LEVEL (default info); with
+    `rank0_only` only global rank 0 writes, as with NxD's get_logger."""
+    logger = logging.getLogger(name + ("[0]" if rank0_only else "[]"))
+    if logger.handlers:
+        return logger
+    handler = logging.StreamHandler(sys.stdout)
+    handler.setFormatter(
+        logging.Formatter("[%(asctime)s %(levelname).1s %(filename)s:%(lineno)d] %(message)s")
+    )
+    logger.addHandler(handler)
+    level = os.environ.get("NXD_LOG_LEVEL", "info").upper()
+    level = {"TRACE": "DEBUG", "OFF": "CRITICAL", "FATAL": "CRITICAL"}.get(level, level)
+    logger.setLevel(getattr(logging, level, logging.INFO))
+    logger.propagate = False
+    if rank0_only:
+        logger.addFilter(lambda record: int(os.environ.get("RANK", 0)) == 0)
+    return logger
+
+
+@contextlib.contextmanager
+def init_on_device(
+    device: torch.device | str, include_buffers: bool = False, **_: Any
+) -> Iterator[None]:
+    """Build modules with their parameters on `device` (buffers too with `include_buffers`),
+    e.g. ``torch.device("meta")`` to build a model without allocating it (NxD's init_on_device)."""
+    device = torch.device(device)
+    if include_buffers:
+        with device:
+            yield
+        return
+    register = torch.nn.Module.register_parameter
+
+    def register_on_device(module: torch.nn.Module, name: str, param: Any) -> None:
+        register(module, name, param)
+        if param is not None and param.device != device:
+            moved = param.detach().to(device)
+            module._parameters[name] = torch.nn.Parameter(moved, param.requires_grad)
+
+    torch.nn.Module.register_parameter = register_on_device
+    try:
+        yield
+    finally:
+        torch.nn.Module.register_parameter = register
+
+
 def is_initialized() -> bool:
     return _MESH is not None
 
@@ -79,8 +158,46 @@ def destroy() -> None:
 def with_init(module: torch.nn.Module, init_method: Any) -> torch.nn.Module:
     """Apply an NxD ``init_method`` to the full weight before it is sharded, as NxD did on CPU."""
     with torch.no_grad():
-        init_method(module.weight)
+        if isinstance(module, StridedLinear):
+            module.init_full_weight(init_method)
+        else:
+            init_method(module.weight)
     return module
+
+
+class StridedLinear(torch.nn.Module):
+    """ColumnParallelLinear(..., stride=s): ``s`` linears of output_size // s, each sharded by
+    ColwiseParallel (plan ``{"parts.*": ColwiseParallel()}``); forward concatenates their outputs.
+
+    NxD split a strided layer's full weight into ``s`` blocks (gate and up, or q, k and v) and gave
+    each rank its slice of every block, so the local output is [gate_r, up_r]; sharding each block
+    as its own linear gives every rank the same slices in the same order. The parameters are
+    ``parts.<i>.weight`` (NxD: one ``weight``).
+    """
+
+    def __init__(
+        self,
+        input_size: int,
+        output_size: int,
+        stride: int,
+        bias: bool = True,
+        dtype: torch.dtype | None = None,
+    ) -> None:
+        super().__init__()
+        block = divide(output_size, stride)
+        self.parts = torch.nn.ModuleList(
+            torch.nn.Linear(input_size, block, bias=bias, dtype=dtype) for _ in range(stride)
+        )
+
+    def init_full_weight(self, init_method: Any) -> None:
+        """Initialise the full weight at once (the same numbers as NxD's), then split it."""
+        full = torch.cat([part.weight for part in self.parts])
+        init_method(full)
+        for part, block in zip(self.parts, full.chunk(len(self.parts))):
+            part.weight.copy_(block)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.cat([part(x) for part in self.parts], dim=-1)
 
 
 def divide(numerator: int, denominator: int) -> int:
@@ -306,11 +423,14 @@ def save_checkpoint(
     optimizer: torch.optim.Optimizer | None = None,
     scheduler: Any = None,
     user_content: Any = None,
+    num_kept_ckpts: int | None = None,
 ) -> None:
     """NxD's save_checkpoint with torch.distributed.checkpoint (DCP): <dir>/<tag>/, every rank.
 
     Model and optimizer go to DCP (sharded, resharded on load); the scheduler and the user content
-    are written by rank 0 beside them, as NxD did. A "newest" file names the last tag.
+    are written by rank 0 beside them, as NxD did. A "newest" file names the last tag; with
+    ``num_kept_ckpts`` only that many of the newest checkpoints stay on disk, as in NxD. The save
+    is synchronous (NxD's ``async_save`` only overlapped it with training).
     """
     path = os.path.join(checkpoint_dir_str, tag)
     dcp.save(_state(model, optimizer), checkpoint_id=path)
@@ -319,7 +439,33 @@ def save_checkpoint(
         torch.save({**extras, "user_content": user_content}, os.path.join(path, "extras.pt"))
         with open(os.path.join(checkpoint_dir_str, "newest"), "w") as newest:
             newest.write(tag)
+        _keep_newest(checkpoint_dir_str, tag, num_kept_ckpts)
     dist.barrier()
+
+
+def _keep_newest(checkpoint_dir_str: str, tag: str, num_kept: int | None) -> None:
+    """Record `tag` as the newest completed checkpoint; remove the oldest beyond `num_kept`."""
+    record = os.path.join(checkpoint_dir_str, "tags")
+    tags = []
+    if os.path.exists(record):
+        with open(record) as lines:
+            tags = [line.strip() for line in lines if line.strip() and line.strip() != tag]
+    tags.append(tag)
+    if num_kept is not None and num_kept != -1:
+        for old in tags[: max(len(tags) - num_kept, 0)]:
+            shutil.rmtree(os.path.join(checkpoint_dir_str, old), ignore_errors=True)
+        tags = tags[max(len(tags) - num_kept, 0) :]
+    with open(record, "w") as lines:
+        lines.write("".join(f"{t}\n" for t in tags))
+
+
+def has_checkpoint(checkpoint_dir_str: str) -> bool:
+    """Whether save_checkpoint completed a checkpoint in this folder (NxD's has_checkpoint)."""
+    return os.path.exists(os.path.join(checkpoint_dir_str, "newest"))
+
+
+def finalize_checkpoint() -> None:
+    """NxD waited here for asynchronous saves; save_checkpoint above is synchronous."""
 
 
 def load_checkpoint(
@@ -360,3 +506,126 @@ def _state(
     elif optimizer is not None:
         state["optimizer"] = optimizer.state_dict()
     return state
+
+
+# NxD's parallel_layers.checkpointing.save / load: a dict (the model's state dict under "model",
+# the optimizer's, counters) written by every rank with DCP, resharded on load
+
+
+def save(
+    checkpoint: dict[str, Any], output_dir: str, down_cast_bf16: bool = False, **_: Any
+) -> None:
+    """Save a dict of state (tensors, DTensors, plain values) to `output_dir` with DCP.
+
+    Every rank calls it, as in NxD. Float32 tensors are saved as bfloat16 with ``down_cast_bf16``.
+    Beside the DCP files, rank 0 writes the dict's layout (shapes, dtypes, meshes and placements
+    of the tensors, the plain values), which ``load`` needs to read it back.
+    """
+    if down_cast_bf16:
+        checkpoint = _map_tensors(
+            checkpoint, lambda t: t.to(torch.bfloat16) if t.dtype == torch.float32 else t
+        )
+    dcp.save(checkpoint, checkpoint_id=output_dir)
+    if dist.get_rank() == 0:
+        torch.save(_map_tensors(checkpoint, _Slot.of), os.path.join(output_dir, "layout.pt"))
+    dist.barrier()
+
+
+def load(
+    chkpt_path: str,
+    model: torch.nn.Module | None = None,
+    model_or_optimizer: Any = None,
+    model_key: str | None = "model",
+    strict: bool = True,
+    **_: Any,
+) -> dict[str, Any] | None:
+    """Read what ``save`` wrote; load `model` (or an optimizer) in place from its entry, as NxD
+    did, and return the rest of the dict. Tensors come back in the layout of this run's mesh."""
+    target = model if model is not None else model_or_optimizer
+    layout = torch.load(os.path.join(chkpt_path, "layout.pt"), weights_only=False)
+    state = _map_tensors(layout, lambda slot: slot.empty())
+    dcp.load(state, checkpoint_id=chkpt_path)
+    if target is not None:
+        entry = state if model_key is None else state.pop(model_key)
+        if isinstance(target, torch.optim.Optimizer):
+            target.load_state_dict(entry)
+        else:
+            target.load_state_dict(entry, strict=strict)
+        if model_key is None:
+            return None
+    return state
+
+
+class _Slot:
+    """Where one tensor of a checkpoint goes: its shape, dtype and, for a DTensor, its mesh
+    dimensions and placements."""
+
+    def __init__(self, shape: Any, dtype: torch.dtype, dims: Any = None, placements: Any = None):
+        self.shape, self.dtype, self.dims, self.placements = tuple(shape), dtype, dims, placements
+
+    @classmethod
+    def of(cls, tensor: torch.Tensor) -> _Slot:
+        mesh = getattr(tensor, "device_mesh", None)
+        if mesh is None:
+            return cls(tensor.shape, tensor.dtype)
+        return cls(tensor.shape, tensor.dtype, mesh.mesh_dim_names, tuple(tensor.placements))
+
+    def empty(self) -> torch.Tensor:
+        if self.dims is None:
+            return torch.empty(self.shape, dtype=self.dtype)
+        mesh = get_mesh()
+        if tuple(self.dims) != tuple(mesh.mesh_dim_names or ()):
+            mesh = mesh[self.dims[0] if len(self.dims) == 1 else tuple(self.dims)]
+        return torch.distributed.tensor.empty(
+            self.shape, dtype=self.dtype, device_mesh=mesh, placements=self._placements()
+        )
+
+    def _placements(self) -> tuple[Any, ...]:
+        """The placements this run's mesh gives the tensor. FSDP2 over a column-parallel layer
+        shards "dp" and "tp" on the same dimension, and its "dp" placement (_StridedShard) splits
+        by the "tp" size: re-derive it for this run's "tp" size."""
+        placements = list(self.placements)
+        if tuple(self.dims) == ("dp", "tp") and len(placements) == 2:
+            outer, inner = placements
+            dim = getattr(inner, "dim", None)
+            if isinstance(inner, Shard) and getattr(outer, "dim", None) == dim:
+                tp = dim_size("tp")
+                placements[0] = _StridedShard(dim, split_factor=tp) if tp > 1 else Shard(dim)
+        return tuple(placements)
+
+
+def _map_tensors(value: Any, function: Any) -> Any:
+    if isinstance(value, (torch.Tensor, _Slot)):
+        return function(value)
+    if isinstance(value, dict):
+        return {key: _map_tensors(item, function) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_map_tensors(item, function) for item in value)
+    return value
+
+
+def parallel_cross_entropy(
+    vocab_parallel_logits: torch.Tensor, target: torch.Tensor, label_smoothing: float = 0.0
+) -> torch.Tensor:
+    """NxD's parallel_cross_entropy: the per-token loss (no reduction) of logits whose last
+    dimension is this rank's vocabulary shard (a column-parallel head's local output).
+
+    The shards are gathered over "tp" (the backward keeps this rank's slice of the gradient) and
+    F.cross_entropy computes the loss. As in NxD, nothing is ignored: a target outside the
+    vocabulary (-100) gives log(sum(exp(logits))).
+    """
+    if label_smoothing:
+        raise NotImplementedError(
+            "NxD's parallel_cross_entropy smoothed labels over each rank's vocabulary shard; "
+            "write the smoothing you want with F.cross_entropy(..., label_smoothing=...)"
+        )
+    if hasattr(vocab_parallel_logits, "full_tensor"):
+        logits = vocab_parallel_logits.full_tensor()
+    else:
+        logits = gather_from_tensor_model_parallel_region(vocab_parallel_logits)
+    flat = logits.reshape(-1, logits.size(-1))
+    labels = target.reshape(-1)
+    inside = (labels >= 0) & (labels < flat.size(-1))
+    loss = torch.nn.functional.cross_entropy(flat, labels * inside, reduction="none")
+    loss = torch.where(inside, loss, torch.logsumexp(flat, dim=-1))
+    return loss.view(target.shape)

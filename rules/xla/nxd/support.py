@@ -46,6 +46,13 @@ STATE = nxd(
     "parallel_state.get_data_parallel_rank",
     "parallel_state.get_data_parallel_group",
     "parallel_state.get_world_group",
+    "parallel_state.get_pipeline_model_parallel_size",
+    "parallel_state.get_pipeline_model_parallel_rank",
+    "parallel_state.get_context_model_parallel_size",
+    "parallel_state.get_context_model_parallel_rank",
+    "parallel_state.get_expert_model_parallel_size",
+    "parallel_state.get_expert_model_parallel_rank",
+    "parallel_state.rmsg",
     "utils.divide",
 )
 MAPPINGS = nxd(
@@ -61,11 +68,21 @@ HELPERS = nxd(
     "grads.clip_grad_norm",
     "random.model_parallel_xla_manual_seed",
     "move_model_to_device",
+    "loss_functions.parallel_cross_entropy",
+    "model_utils.init_on_device",
+    "utils.logger.get_logger",
 )
 TRAINER = nxd(
     "neuronx_distributed_config", "initialize_parallel_model", "initialize_parallel_optimizer"
 )
-CHECKPOINT = nxd("save_checkpoint", "load_checkpoint")
+CHECKPOINT = nxd(
+    "save_checkpoint",
+    "load_checkpoint",
+    "has_checkpoint",
+    "finalize_checkpoint",
+    "checkpointing.save",
+    "checkpointing.load",
+)
 # every name a rule other than NM313 reports
 COVERED = LAYERS + STATE + MAPPINGS + HELPERS + TRAINER + CHECKPOINT
 # the parallel_layers package re-exports these at its top (neuronx_distributed.parallel_layers.X)
@@ -73,7 +90,13 @@ REEXPORTS = {
     "clip_grad_norm": "grads.clip_grad_norm",
     "model_parallel_xla_manual_seed": "random.model_parallel_xla_manual_seed",
     "initialize_model_parallel": "parallel_state.initialize_model_parallel",
+    "parallel_cross_entropy": "loss_functions.parallel_cross_entropy",
+    "save": "checkpointing.save",
+    "load": "checkpointing.load",
 }
+# functions the companion module defines with NxD's name and parameters: a reference that is not
+# a call (`loss_fct = parallel_cross_entropy`) becomes a reference to the companion's
+SAME_SIGNATURE = frozenset({"parallel_cross_entropy", "rmsg", "init_on_device", "get_logger"})
 
 
 # NxD's modules: a reference to one alone is the head of a longer chain that another rule (or
@@ -94,6 +117,8 @@ MODULES = frozenset(
         "modules",
         "qkv_linear",
         "model_utils",
+        "loss_functions",
+        "logger",
     }
 )
 
@@ -193,13 +218,25 @@ class NxdRule(CodeRule):
         qname = self.ctx.qname(node)
         if self.matches(qname):
             self.skip.add(id(node))
-            self.report(node, case="reference")
+            short = qname.rsplit(".", 1)[-1]
+            if short in SAME_SIGNATURE:
+                edit = self.fix(node, f"{MESH}.{short}", [MESH_IMPORT])
+                self.report(node, case="fix", edits=[edit])
+            else:
+                self.report(node, case="reference")
 
     def rewrite(self, node: cst.Call, qname: str):  # pragma: no cover - subclasses
         raise NotImplementedError
 
     def fix(self, node: cst.CSTNode, code: str, imports: list[str]):
         return self.ctx.replace(node, code, imports=imports, companion=companion())
+
+
+def same_signature(rule: NxdRule, node: cst.Call, short: str):
+    """A call of an NxD function the companion defines with the same name and parameters."""
+    if any(arg.star for arg in node.args):
+        return "it passes *args or **kwargs"
+    return rule.fix(node.func, f"{MESH}.{short}", [MESH_IMPORT])
 
 
 def call_code(func: str, call: Call, params: tuple[str, ...], positional: int = 0) -> str:
