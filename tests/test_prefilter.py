@@ -43,3 +43,16 @@ def test_prefilter_never_hides_a_finding(source):
         return
     if findings:
         assert RULESET.wants(source.encode()), [f.code for f in findings]
+
+
+ALL_SETTINGS = Settings(root=REPO, select=("ALL",))
+ALL_RULESET = Job(enabled_rules(ALL_SETTINGS), ALL_SETTINGS, Options()).ruleset_for("x.py")
+
+
+@pytest.mark.parametrize("source", list(_sources()))
+def test_the_split_searches_answer_as_the_joined_regex(source):
+    """`wants` runs the triggers as separate searches (plain words with `in`, shared prefixes
+    grouped); it must say what the one joined regex of every trigger says."""
+    data = source.encode()
+    for ruleset in (RULESET, ALL_RULESET):
+        assert ruleset.wants(data) == (ruleset.prefilter.search(data) is not None)
