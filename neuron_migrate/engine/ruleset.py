@@ -47,21 +47,60 @@ def _literal(name: str) -> str:
     return max(parts, key=len)
 
 
-def _name_trigger(name: str, kind: str) -> tuple[bytes | None, bytes | None]:
-    """(a literal trigger, or a word that must follow a `.` or stand in an import line).
+def _word(segment: str) -> bytes:
+    """A name's segment as a word trigger: the whole word (`double` is not `double_quant`),
+    or for a segment with a wildcard its longest literal part, as a prefix."""
+    if "*" in segment:
+        return re.escape(_literal(segment)).encode()
+    return re.escape(segment).encode() + rb"\b"
+
+
+# kinds whose names are matched only through the file's own imports (scopes.py)
+_RESOLVED_KINDS = ("call", "reference", "import", "unused-import")
+
+
+def _name_trigger(
+    name: str, kind: str
+) -> tuple[bytes | None, bytes | None, tuple[str, str] | None]:
+    """(a literal trigger, a word that must follow a `.` or stand in an import line, or the
+    (package, first module) of a name such as `optimum.neuron.**.NeuronTrainer`).
 
     Any file that uses a qualified name imports its package, so the package name is in the
     bytes: that is the trigger. For a package that every file imports (torch), the name's last
     segment is used instead, and it can only be written after a dot (`torch.fft`, `x.double()`)
-    or in the import that binds it (`from torch import fft`)."""
+    or in the import that binds it (`from torch import fft`). A name resolved through the
+    imports whose first module is named (`optimum.neuron`) gives its package and that module,
+    so that the package's name in prose ("optimum performance") is no trigger
+    (`_package_triggers`)."""
     if kind in ("keyword", "env-write"):
-        return re.escape(_literal(name)).encode(), None
+        return re.escape(_literal(name)).encode(), None, None
     if kind == "method":
-        return None, re.escape(_literal(name)).encode()
+        return None, _word(name), None
     segments = [s for s in name.split(".") if s and s != "*"]
     if segments[0] in COMMON_ROOTS:
-        return None, re.escape(_literal(segments[-1])).encode()
-    return re.escape(_literal(segments[0])).encode(), None
+        return None, _word(segments[-1]), None
+    if (
+        kind in _RESOLVED_KINDS
+        and len(segments) > 1
+        and "*" not in segments[0]
+        and "*" not in segments[1]
+    ):
+        return None, None, (segments[0], segments[1])
+    return re.escape(_literal(segments[0])).encode(), None, None
+
+
+def _package_triggers(package: str, modules: set[str]) -> set[bytes]:
+    """What a file that binds a name under `package.module` must contain: the dotted name
+    (`optimum.neuron`, `import optimum.neuron as on`, spaces around the dot allowed), a
+    from-import of the package (`from optimum import neuron`), or an import line naming the
+    package (`import optimum as o`, then `o.neuron.NeuronTrainer`; continuation lines too)."""
+    root = re.escape(package).encode()
+    group = b"(?:" + b"|".join(sorted(re.escape(m).encode() for m in modules)) + b")"
+    return {
+        root + rb"\s*\.\s*" + group,
+        root + rb"[\s\\]+import\b",
+        rb"import\b(?:[^\n]|\\\r?\n)*" + root,
+    }
 
 
 def _word_triggers(words: set[bytes]) -> set[bytes]:
@@ -177,6 +216,8 @@ class RuleSet:
             rs.universe = cls.build(universe)
         triggers: set[bytes] = set()
         words: set[bytes] = set()
+        # package -> its first modules that names resolved through the imports use
+        packages: dict[str, set[str]] = defaultdict(set)
         for rule in rules:
             if rule.module is not None:
                 rs._add_module(rule)
@@ -195,16 +236,22 @@ class RuleSet:
                     continue
                 kind = "call" if pattern.kind == "keyword" else pattern.kind
                 for name in pattern.names:
-                    literal, word = _name_trigger(name, kind)
+                    literal, word, package = _name_trigger(name, kind)
                     if literal is not None:
                         triggers.add(literal)
                     if word is not None:
                         words.add(word)
+                    if package is not None:
+                        packages[package[0]].add(package[1])
         # most specific first
         rs.call_patterns.sort(key=lambda e: -len(e.name))
         rs.reference_patterns.sort(key=lambda e: -len(e.name))
         if words:
             triggers |= _word_triggers(words)
+        for package, modules in packages.items():
+            if re.escape(package).encode() in triggers:
+                continue  # the package's name is a trigger anyway (another rule's)
+            triggers |= _package_triggers(package, modules)
         if triggers:
             rs.triggers = tuple(sorted(_minimal(triggers)))
         elif rs.universe is not None and any(
