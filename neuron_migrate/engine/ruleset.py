@@ -208,6 +208,8 @@ class RuleSet:
     triggers: tuple[bytes, ...] = ()
     # the calls and references of every loaded rule, enabled or not
     universe: RuleSet | None = None
+    # (kind of entry, qualified name) -> the entries _lookup found (RuleSet._memo)
+    _found: dict[tuple[str, str], tuple[Entry, ...]] = field(default_factory=dict, repr=False)
 
     @classmethod
     def build(cls, rules: tuple[Rule, ...], universe: tuple[Rule, ...] | None = None) -> RuleSet:
@@ -355,14 +357,23 @@ class RuleSet:
         return set(self.calls) | set(self.references)
 
     def call_entries(self, qname: str) -> list[Entry]:
-        return self._lookup(qname, self.calls, self.call_patterns)
+        return list(self._memo(qname, "call", self.calls, self.call_patterns))
 
     def reference_entries(self, qname: str) -> list[Entry]:
-        return self._lookup(qname, self.references, self.reference_patterns)
+        return list(self._memo(qname, "reference", self.references, self.reference_patterns))
+
+    def _memo(self, qname: str, which: str, exact: dict, patterned: list) -> tuple[Entry, ...]:
+        """_lookup, remembered per name: a file asks about the same names again and again,
+        and each question tries every patterned entry."""
+        key = (which, qname)
+        found = self._found.get(key)
+        if found is None:
+            found = self._found[key] = tuple(self._lookup(qname, exact, patterned))
+        return found
 
     def claimed_by_code(self, qname: str, longest: int) -> bool:
         """Does a code rule report `qname` (more specifically than `longest`)?"""
-        entries = self._lookup(qname, self.claimed, self.claimed_patterns)
+        entries = self._memo(qname, "claimed", self.claimed, self.claimed_patterns)
         return any(len(e.name) > longest for e in entries)
 
     def owned_elsewhere(self, qname: str, longest: int, call: bool) -> bool:
