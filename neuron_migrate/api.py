@@ -115,6 +115,13 @@ def settled_here(
     return skipped_by_prefilter(_kind(path), data, display, relative, job)
 
 
+def _size(item: tuple[str, str, str]) -> int:
+    try:
+        return os.path.getsize(item[0])
+    except OSError:
+        return 0
+
+
 def _work(item: tuple[str, str, str]) -> FileResult:
     path, display, relative = item
     assert _worker_job is not None
@@ -171,9 +178,11 @@ def run(
         from neuron_migrate.workspace.pool import run_pool  # not imported when all files hit
 
         # one file at a time to each worker: the progress bar moves per file, and a worker
-        # that dies takes only its own file with it (workspace.pool)
+        # that dies takes only its own file with it (workspace.pool); the largest files first,
+        # so that no worker is left with a big one at the end while the others wait (the
+        # results are sorted by path below)
         files = run_pool(
-            items,
+            sorted(items, key=_size, reverse=True),
             jobs,
             _work,
             _init_worker,
