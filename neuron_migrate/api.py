@@ -14,6 +14,7 @@ from neuron_migrate.checkers.base import (
     check_file,
     finding_key,
     problem,
+    skipped_by_prefilter,
 )
 from neuron_migrate.config.settings import Settings, covers, ignored_codes_for, select_rules
 from neuron_migrate.model import FileResult, Finding
@@ -24,8 +25,9 @@ from neuron_migrate.workspace.cache import Cache
 from neuron_migrate.workspace.companions import companion_targets, write_companions
 from neuron_migrate.workspace.discovery import discover, resolve
 
-# below this many files a process pool costs more than it saves
-POOL_THRESHOLD = 64
+# below this many files to parse (those the prefilter lets through) a process pool costs more
+# than it saves
+POOL_THRESHOLD = 16
 
 
 @dataclass
@@ -77,11 +79,15 @@ def _init_worker(rules: tuple[Rule, ...], settings: Settings, options: Options, 
     _worker_job = Job(rules, settings, options, cache=store)
 
 
+def _kind(path: Path):
+    """The checker of a file's kind (a file named explicitly with no known kind is read as
+    Python, as ruff does)."""
+    return kind_named(filekinds.kind_of(path) or "python")
+
+
 def check_one(path: Path, display: str, relative: str, job: Job) -> FileResult:
-    """Check one file with the checker of its kind (a file named explicitly with no known kind
-    is read as Python, as ruff does)."""
-    kind = kind_named(filekinds.kind_of(path) or "python")
-    return check_file(kind, path, display, relative, job)
+    """Check one file with the checker of its kind."""
+    return check_file(_kind(path), path, display, relative, job)
 
 
 def cached_result(path: Path, display: str, relative: str, cache: Cache) -> FileResult | None:
@@ -92,6 +98,30 @@ def cached_result(path: Path, display: str, relative: str, cache: Cache) -> File
         return None
     findings = cache.get(relative, data, display)
     return None if findings is None else FileResult(display, findings=findings)
+
+
+def settled_here(
+    path: Path, display: str, relative: str, job: Job, cache: Cache | None
+) -> FileResult | None:
+    """The result of a file that needs no checker: one whose bytes are in the cache, or that
+    its kind's prefilter skips (cached as empty, as check_file does). None: the file is to be
+    checked (or cannot be read, which check_one says)."""
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    if cache is not None:
+        findings = cache.get(relative, data, display)
+        if findings is not None:
+            return FileResult(display, findings=findings)
+    return skipped_by_prefilter(_kind(path), data, display, relative, job)
+
+
+def _size(item: tuple[str, str, str]) -> int:
+    try:
+        return os.path.getsize(item[0])
+    except OSError:
+        return 0
 
 
 def _work(item: tuple[str, str, str]) -> FileResult:
@@ -131,27 +161,30 @@ def run(
     relatives = {display: relative for _path, display, relative in items}
     if progress is not None:
         progress.start(len(items))
-    if store is not None and not options.rewrites:
-        # cache hits are served here, before any worker starts: a re-run of an unchanged tree
-        # costs a read and a hash per file (check_file caches every kind of file, and a file
-        # the prefilter skips too)
-        misses = []
-        for item in items:
-            hit = cached_result(Path(item[0]), item[1], item[2], store)
-            if hit is None:
-                misses.append(item)
-                continue
-            result.files.append(hit)
-            if progress is not None:
-                progress.advance()
-        items = misses
+    # cache hits are served here, before any worker starts: a re-run of an unchanged tree
+    # costs a read and a hash per file (check_file caches every kind of file, and a file the
+    # prefilter skips too); so are the files the prefilter skips, most of a real tree, so that
+    # only the files to parse are counted for the pool, and sent to it
+    lookup = store if not options.rewrites else None
+    misses = []
+    for item in items:
+        settled = settled_here(Path(item[0]), item[1], item[2], job, lookup)
+        if settled is None:
+            misses.append(item)
+            continue
+        result.files.append(settled)
+        if progress is not None:
+            progress.advance()
+    items = misses
     if jobs > 1 and len(items) >= POOL_THRESHOLD:
         from neuron_migrate.workspace.pool import run_pool  # not imported when all files hit
 
         # one file at a time to each worker: the progress bar moves per file, and a worker
-        # that dies takes only its own file with it (workspace.pool)
+        # that dies takes only its own file with it (workspace.pool); the largest files first,
+        # so that no worker is left with a big one at the end while the others wait (the
+        # results are sorted by path below)
         files = run_pool(
-            items,
+            sorted(items, key=_size, reverse=True),
             jobs,
             _work,
             _init_worker,

@@ -43,3 +43,52 @@ def test_prefilter_never_hides_a_finding(source):
         return
     if findings:
         assert RULESET.wants(source.encode()), [f.code for f in findings]
+
+
+ALL_SETTINGS = Settings(root=REPO, select=("ALL",))
+ALL_RULESET = Job(enabled_rules(ALL_SETTINGS), ALL_SETTINGS, Options()).ruleset_for("x.py")
+
+
+@pytest.mark.parametrize("source", list(_sources()))
+def test_the_split_searches_answer_as_the_joined_regex(source):
+    """`wants` runs the triggers as separate searches (plain words with `in`, shared prefixes
+    grouped); it must say what the one joined regex of every trigger says."""
+    data = source.encode()
+    for ruleset in (RULESET, ALL_RULESET):
+        assert ruleset.wants(data) == (ruleset.prefilter.search(data) is not None)
+
+
+ALL_JOB = Job(enabled_rules(ALL_SETTINGS), ALL_SETTINGS, Options())
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "import optimum.neuron as on\ntrainer = on.NeuronTrainer(model=m)\n",
+        "import optimum . neuron\ntrainer = optimum . neuron.NeuronTrainer(model=m)\n",
+        "from optimum import neuron\ntrainer = neuron.NeuronTrainer(model=m)\n",
+        "from optimum import (\n    neuron,\n)\ntrainer = neuron.NeuronTrainer(model=m)\n",
+        "from optimum \\\n    import neuron\ntrainer = neuron.NeuronTrainer(model=m)\n",
+        "import optimum as o\ntrainer = o.neuron.NeuronTrainer(model=m)\n",
+        "import os, \\\n    optimum as o\ntrainer = o.neuron.NeuronTrainer(model=m)\n",
+        "import os, \\\r\n    optimum as o\r\ntrainer = o.neuron.NeuronTrainer(model=m)\r\n",
+        "import torch_neuronx as tnx\nmodel = tnx.trace(model, example)\n",
+        "x = y.double()\n",
+        "import torch\nz = torch.zeros(1, dtype=torch.double)\n",
+    ],
+)
+def test_every_way_of_binding_a_name_is_a_trigger(source):
+    findings = analyze(source, "a.py", ALL_JOB, ALL_RULESET).findings
+    assert findings
+    assert ALL_RULESET.wants(source.encode())
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        '"""These defaults may need tuning for optimum performance."""\n',
+        "import bnb\nbnb.functional.double_quant(b)\n",
+    ],
+)
+def test_a_package_named_in_prose_or_a_longer_word_is_no_trigger(source):
+    assert not ALL_RULESET.wants(source.encode())

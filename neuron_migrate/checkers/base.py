@@ -178,6 +178,19 @@ def unfixing(job: Job) -> Job:
     return replace(job, options=Options(unsafe_fixes=job.options.unsafe_fixes), cache=None)
 
 
+def skipped_by_prefilter(
+    kind: FileKind, data: bytes, display: str, relative: str, job: Job
+) -> FileResult | None:
+    """The result of a file whose kind's prefilter skips its bytes (an empty one, cached as
+    such), or None when the file is to be checked."""
+    if kind.wants(data, job, relative):
+        return None
+    cache = job.cache if not job.options.rewrites else None
+    if cache is not None:
+        cache.put(relative, data, [])  # the prefilter costs more than a cache hit
+    return FileResult(display)
+
+
 def check_file(kind: FileKind, path: Path, display: str, relative: str, job: Job) -> FileResult:
     """Read a file, check it with its kind, and with --fix write it back atomically."""
     try:

@@ -220,7 +220,7 @@ def _probe(text: str) -> str | None:
 def analyze(text: str, path: str, job: Job, ruleset: RuleSet) -> Analysis:
     import libcst as cst
 
-    from neuron_migrate.engine.matcher import Matcher
+    from neuron_migrate.engine.matcher import Matcher, TooDeep
     from neuron_migrate.engine.noqa import exempt, file_exemptions, suppresses
     from neuron_migrate.engine.positions import node_spans
     from neuron_migrate.engine.scopes import collect_imports
@@ -238,7 +238,14 @@ def analyze(text: str, path: str, job: Job, ruleset: RuleSet) -> Analysis:
     module = cst.parse_module(text)
     table = collect_imports(module)
     matcher = Matcher(module, table, ruleset, job.target, job.settings.flags())
-    module.visit(matcher)
+    try:
+        matcher.run()
+    except TooDeep:
+        # nested deeper than ordinary code: LibCST's own traversal, from scratch (the walk
+        # counted uses of the imports), which gives up where it always did
+        table = collect_imports(module)
+        matcher = Matcher(module, table, ruleset, job.target, job.settings.flags())
+        module.visit(matcher)
     hits = matcher.hits
     spans = node_spans(module, [h.node for h in hits])
     lines = text.splitlines()

@@ -6,6 +6,7 @@ Names are resolved through the file's own imports (scopes.py), never by spelling
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import partial
 
 import libcst as cst
 
@@ -22,12 +23,16 @@ from neuron_migrate.engine.errors import RuleError
 from neuron_migrate.engine.names import name_match
 from neuron_migrate.engine.ruleset import Entry, RuleSet
 from neuron_migrate.engine.scopes import Binding, ImportTable, Scope, dotted_name
+from neuron_migrate.engine.walk import Handlers, TooDeep, inert, walk
 from neuron_migrate.packs.loader import Pattern, Rule
 from neuron_migrate.packs.vocabulary import STATEMENT_ACTIONS
 
-__all__ = ["Edit", "Hit", "Matcher", "is_device_string", "string_value"]
+__all__ = ["Edit", "Hit", "Matcher", "TooDeep", "is_device_string", "string_value"]
 
 DEVICE_KEYWORDS = {"device", "device_type"}
+# deepest tree the matcher walks itself (Matcher.run); ordinary code nests a few dozen levels,
+# and at a hundred LibCST's own visit is still far from Python's recursion limit
+WALK_DEPTH = 100
 # longest call a message quotes whole; longer ones are shown as `name(...)`
 CALL_IN_MESSAGE_MAX = 60
 ENV_CALLS = {"os.environ.setdefault", "os.putenv", "os.environ.update", "os.environ.__setitem__"}
@@ -139,6 +144,62 @@ class Matcher(cst.CSTVisitor):
         if handlers:
             self._dispatch(handlers, original_node)
         super().on_leave(original_node)
+
+    def run(self) -> None:
+        """Walk the module once (engine/walk.py: what `module.visit(self)` does, without
+        rebuilding every node, and past the whitespace and punctuation nobody looks at).
+
+        Raises TooDeep, with the walk half done, for a tree nested deeper than WALK_DEPTH:
+        LibCST's own `visit` takes three or four Python frames a level, ours one, so on such a
+        tree LibCST might give up (RecursionError: "too deeply nested for LibCST") where this
+        walk would not. The caller then matches the file with a fresh Matcher through
+        `module.visit`, and the file gets what it always got."""
+        handled = {*self._code_visits, *self._code_leaves, *self._own_methods()}
+        self._prune = not any(inert(kind) for kind in handled)
+        walk(self.module, self._handlers, WALK_DEPTH)
+
+    @classmethod
+    def _own_methods(cls) -> dict[type, tuple[str | None, str | None]]:
+        """node class -> the names of the matcher's own `visit_<Node>` and `leave_<Node>`
+        (not LibCST's empty ones), worked out once per process."""
+        found = cls.__dict__.get("_own_table")
+        if found is None:
+            found = {}
+            for name in dir(cls):
+                prefix, _, node_name = name.partition("_")
+                if prefix not in ("visit", "leave") or not node_name:
+                    continue
+                if getattr(cls, name) is getattr(cst.CSTVisitor, name, None):
+                    continue
+                kind = getattr(cst, node_name)
+                visit, leave = found.get(kind, (None, None))
+                found[kind] = (name, leave) if prefix == "visit" else (visit, name)
+            cls._own_table = found
+        return found
+
+    def _own(self, kind: type, which: int):
+        name = self._own_methods().get(kind, (None, None))[which]
+        if name is None or (kind is cst.SimpleString and not self._wants_strings):
+            return None
+        return getattr(self, name)
+
+    def _handlers(self, kind: type) -> Handlers:
+        if self._prune and inert(kind):
+            return None, None, (), True
+        code_visits = self._code_visits.get(kind)
+        code_leaves = self._code_leaves.get(kind)
+        leaves = []
+        if code_leaves:
+            leaves.append(partial(self._dispatch, code_leaves))
+        own_leave = self._own(kind, 1)
+        if own_leave is not None:
+            leaves.append(own_leave)
+        return (
+            self._own(kind, 0),
+            partial(self._dispatch, code_visits) if code_visits else None,
+            tuple(leaves),
+            False,
+        )
 
     @staticmethod
     def _dispatch(handlers, node: cst.CSTNode) -> None:

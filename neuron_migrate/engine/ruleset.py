@@ -6,6 +6,7 @@ import re
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import TYPE_CHECKING
 
 from neuron_migrate.engine.names import glob_pattern
@@ -23,7 +24,7 @@ PYTHON_KINDS = frozenset(MATCH_KINDS)
 
 def _device_string_trigger(device: str) -> bytes:
     """A string literal naming the device ("xla" or "xla:N"): a quote right before it."""
-    return rb"[\"']" + re.escape(device).encode() + rb"[\"':]"
+    return b"[\"']" + re.escape(device).encode() + b"[\"':]"
 
 
 # packages imported by nearly every file of an ML repo: a poor trigger on their own
@@ -46,21 +47,60 @@ def _literal(name: str) -> str:
     return max(parts, key=len)
 
 
-def _name_trigger(name: str, kind: str) -> tuple[bytes | None, bytes | None]:
-    """(a literal trigger, or a word that must follow a `.` or stand in an import line).
+def _word(segment: str) -> bytes:
+    """A name's segment as a word trigger: the whole word (`double` is not `double_quant`),
+    or for a segment with a wildcard its longest literal part, as a prefix."""
+    if "*" in segment:
+        return re.escape(_literal(segment)).encode()
+    return re.escape(segment).encode() + rb"\b"
+
+
+# kinds whose names are matched only through the file's own imports (scopes.py)
+_RESOLVED_KINDS = ("call", "reference", "import", "unused-import")
+
+
+def _name_trigger(
+    name: str, kind: str
+) -> tuple[bytes | None, bytes | None, tuple[str, str] | None]:
+    """(a literal trigger, a word that must follow a `.` or stand in an import line, or the
+    (package, first module) of a name such as `optimum.neuron.**.NeuronTrainer`).
 
     Any file that uses a qualified name imports its package, so the package name is in the
     bytes: that is the trigger. For a package that every file imports (torch), the name's last
     segment is used instead, and it can only be written after a dot (`torch.fft`, `x.double()`)
-    or in the import that binds it (`from torch import fft`)."""
+    or in the import that binds it (`from torch import fft`). A name resolved through the
+    imports whose first module is named (`optimum.neuron`) gives its package and that module,
+    so that the package's name in prose ("optimum performance") is no trigger
+    (`_package_triggers`)."""
     if kind in ("keyword", "env-write"):
-        return re.escape(_literal(name)).encode(), None
+        return re.escape(_literal(name)).encode(), None, None
     if kind == "method":
-        return None, re.escape(_literal(name)).encode()
+        return None, _word(name), None
     segments = [s for s in name.split(".") if s and s != "*"]
     if segments[0] in COMMON_ROOTS:
-        return None, re.escape(_literal(segments[-1])).encode()
-    return re.escape(_literal(segments[0])).encode(), None
+        return None, _word(segments[-1]), None
+    if (
+        kind in _RESOLVED_KINDS
+        and len(segments) > 1
+        and "*" not in segments[0]
+        and "*" not in segments[1]
+    ):
+        return None, None, (segments[0], segments[1])
+    return re.escape(_literal(segments[0])).encode(), None, None
+
+
+def _package_triggers(package: str, modules: set[str]) -> set[bytes]:
+    """What a file that binds a name under `package.module` must contain: the dotted name
+    (`optimum.neuron`, `import optimum.neuron as on`, spaces around the dot allowed), a
+    from-import of the package (`from optimum import neuron`), or an import line naming the
+    package (`import optimum as o`, then `o.neuron.NeuronTrainer`; continuation lines too)."""
+    root = re.escape(package).encode()
+    group = b"(?:" + b"|".join(sorted(re.escape(m).encode() for m in modules)) + b")"
+    return {
+        root + rb"\s*\.\s*" + group,
+        root + rb"[\s\\]+import\b",
+        rb"import\b(?:[^\n]|\\\r?\n)*" + root,
+    }
 
 
 def _word_triggers(words: set[bytes]) -> set[bytes]:
@@ -79,6 +119,61 @@ def _distinctive(names: tuple[str, ...]) -> bool:
 
 
 _META = re.compile(rb"[\\.^$*+?()\[\]{}|]")
+
+
+# prefixes that many triggers start with: the triggers after one are searched as one regex,
+# `P(?:A|B)` (one scan for P) instead of `PA` and `PB` (two)
+_SHARED_PREFIXES = (rb"import[^\n]*\b", rb"import\s*\([^)]*\b", rb"\.", b"[\"']")
+
+
+def _top_level_bar(regex: bytes) -> bool:
+    """Does the regex hold a `|` outside any group (`PA|B` is not `P(?:A|B)`)?"""
+    depth, in_class, i = 0, False, 0
+    while i < len(regex):
+        char = regex[i : i + 1]
+        if char == b"\\":
+            i += 2
+            continue
+        if in_class:
+            in_class = char != b"]"
+        elif char == b"[":
+            in_class = True
+            if regex[i + 1 : i + 2] == b"^":
+                i += 1
+            if regex[i + 1 : i + 2] == b"]":
+                i += 1  # `[]...]`: the bracket is a member
+        elif char == b"(":
+            depth += 1
+        elif char == b")":
+            depth -= 1
+        elif char == b"|" and depth == 0:
+            return True
+        i += 1
+    return False
+
+
+def _grouped(triggers: tuple[bytes, ...]) -> list[bytes]:
+    """The regex triggers, those that start with a shared prefix joined under it."""
+    groups: dict[bytes, list[bytes]] = {}
+    alone: list[bytes] = []
+    for trigger in triggers:
+        for prefix in _SHARED_PREFIXES:
+            rest = trigger[len(prefix) :]
+            if (
+                trigger.startswith(prefix)
+                and rest
+                and rest[:1] not in (b"*", b"+", b"?", b"{")
+                and not _top_level_bar(trigger)
+            ):
+                groups.setdefault(prefix, []).append(rest)
+                break
+        else:
+            alone.append(trigger)
+    for prefix, rests in groups.items():
+        alone.append(
+            prefix + b"(?:" + b"|".join(rests) + b")" if len(rests) > 1 else prefix + rests[0]
+        )
+    return alone
 
 
 def _minimal(triggers: set[bytes]) -> set[bytes]:
@@ -109,9 +204,12 @@ class RuleSet:
     # code rules: (rule, its visitor class), and `when` predicates by id(pattern)
     visitors: list[tuple[Rule, type[CodeRule]]] = field(default_factory=list)
     predicates: dict[int, Callable] = field(default_factory=dict)
-    prefilter: re.Pattern[bytes] | None = None
+    # the prefilter's byte regexes: a file is parsed when one of them is found in it
+    triggers: tuple[bytes, ...] = ()
     # the calls and references of every loaded rule, enabled or not
     universe: RuleSet | None = None
+    # (kind of entry, qualified name) -> the entries _lookup found (RuleSet._memo)
+    _found: dict[tuple[str, str], tuple[Entry, ...]] = field(default_factory=dict, repr=False)
 
     @classmethod
     def build(cls, rules: tuple[Rule, ...], universe: tuple[Rule, ...] | None = None) -> RuleSet:
@@ -120,6 +218,8 @@ class RuleSet:
             rs.universe = cls.build(universe)
         triggers: set[bytes] = set()
         words: set[bytes] = set()
+        # package -> its first modules that names resolved through the imports use
+        packages: dict[str, set[str]] = defaultdict(set)
         for rule in rules:
             if rule.module is not None:
                 rs._add_module(rule)
@@ -138,25 +238,48 @@ class RuleSet:
                     continue
                 kind = "call" if pattern.kind == "keyword" else pattern.kind
                 for name in pattern.names:
-                    literal, word = _name_trigger(name, kind)
+                    literal, word, package = _name_trigger(name, kind)
                     if literal is not None:
                         triggers.add(literal)
                     if word is not None:
                         words.add(word)
+                    if package is not None:
+                        packages[package[0]].add(package[1])
         # most specific first
         rs.call_patterns.sort(key=lambda e: -len(e.name))
         rs.reference_patterns.sort(key=lambda e: -len(e.name))
         if words:
             triggers |= _word_triggers(words)
+        for package, modules in packages.items():
+            if re.escape(package).encode() in triggers:
+                continue  # the package's name is a trigger anyway (another rule's)
+            triggers |= _package_triggers(package, modules)
         if triggers:
-            rs.prefilter = re.compile(b"|".join(sorted(_minimal(triggers))))
+            rs.triggers = tuple(sorted(_minimal(triggers)))
         elif rs.universe is not None and any(
             p.kind == UNREADABLE_KIND for r in rules for p in r.patterns
         ):
             # only the "file not checked" rule is on (`--select NM000`): the files worth
             # parsing are those any loaded rule would read
-            rs.prefilter = rs.universe.prefilter
+            rs.triggers = rs.universe.triggers
         return rs
+
+    @property
+    def prefilter(self) -> re.Pattern[bytes] | None:
+        """The prefilter as one regex (what `wants` answers, for callers that want a pattern)."""
+        return re.compile(b"|".join(self.triggers)) if self.triggers else None
+
+    @cached_property
+    def _searches(self) -> tuple[tuple[bytes, ...], tuple[re.Pattern[bytes], ...]]:
+        """The triggers as plain words, found with `in`, and as separate regexes. Python's
+        regex engine tries every branch of one big alternation at every position of the file;
+        a regex that starts with a literal is found by a fast scan for that literal, so
+        separate searches cost several times less than the joined pattern."""
+        words = tuple(t for t in self.triggers if not _META.search(t))
+        # re's own cache shares the compiled patterns between the rule sets of a run
+        # (grouping keeps the plain words out: a shared prefix needs a metacharacter)
+        patterns = tuple(re.compile(t) for t in _grouped(self.triggers) if _META.search(t))
+        return words, patterns
 
     def _add_module(self, rule: Rule) -> None:
         from neuron_migrate.engine.coderule import load_rule_module
@@ -215,7 +338,8 @@ class RuleSet:
 
     def wants(self, data: bytes) -> bool:
         """The byte-level prefilter: could any enabled rule match in this file?"""
-        return self.prefilter is not None and self.prefilter.search(data) is not None
+        words, patterns = self._searches
+        return any(w in data for w in words) or any(p.search(data) for p in patterns)
 
     @staticmethod
     def _lookup(qname: str, exact: dict[str, list[Entry]], patterned: list[Entry]) -> list[Entry]:
@@ -233,14 +357,23 @@ class RuleSet:
         return set(self.calls) | set(self.references)
 
     def call_entries(self, qname: str) -> list[Entry]:
-        return self._lookup(qname, self.calls, self.call_patterns)
+        return list(self._memo(qname, "call", self.calls, self.call_patterns))
 
     def reference_entries(self, qname: str) -> list[Entry]:
-        return self._lookup(qname, self.references, self.reference_patterns)
+        return list(self._memo(qname, "reference", self.references, self.reference_patterns))
+
+    def _memo(self, qname: str, which: str, exact: dict, patterned: list) -> tuple[Entry, ...]:
+        """_lookup, remembered per name: a file asks about the same names again and again,
+        and each question tries every patterned entry."""
+        key = (which, qname)
+        found = self._found.get(key)
+        if found is None:
+            found = self._found[key] = tuple(self._lookup(qname, exact, patterned))
+        return found
 
     def claimed_by_code(self, qname: str, longest: int) -> bool:
         """Does a code rule report `qname` (more specifically than `longest`)?"""
-        entries = self._lookup(qname, self.claimed, self.claimed_patterns)
+        entries = self._memo(qname, "claimed", self.claimed, self.claimed_patterns)
         return any(len(e.name) > longest for e in entries)
 
     def owned_elsewhere(self, qname: str, longest: int, call: bool) -> bool:

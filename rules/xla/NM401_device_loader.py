@@ -152,6 +152,8 @@ class DeviceLoader(CodeRule):
                     return
 
     def leave_Module(self, node: cst.Module) -> None:
+        if not self.loaders:
+            return
         # below the last import that stays after the migration
         anchor = self.ctx.helper_anchor(HELPER, leaving=("torch_xla", "torch_neuronx"))
         helper_written = False
