@@ -90,16 +90,6 @@ def check_one(path: Path, display: str, relative: str, job: Job) -> FileResult:
     return check_file(_kind(path), path, display, relative, job)
 
 
-def cached_result(path: Path, display: str, relative: str, cache: Cache) -> FileResult | None:
-    """The cached result of a file whose bytes have not changed, or None."""
-    try:
-        data = path.read_bytes()
-    except OSError:
-        return None
-    findings = cache.get(relative, data, display)
-    return None if findings is None else FileResult(display, findings=findings)
-
-
 def settled_here(
     path: Path, display: str, relative: str, job: Job, cache: Cache | None
 ) -> FileResult | None:
