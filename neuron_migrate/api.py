@@ -14,7 +14,7 @@ from neuron_migrate.checkers.base import (
     check_file,
     finding_key,
     problem,
-    skipped_by_prefilter,
+    settled,
 )
 from neuron_migrate.config.settings import Settings, covers, ignored_codes_for, select_rules
 from neuron_migrate.model import FileResult, Finding
@@ -90,21 +90,15 @@ def check_one(path: Path, display: str, relative: str, job: Job) -> FileResult:
     return check_file(_kind(path), path, display, relative, job)
 
 
-def settled_here(
-    path: Path, display: str, relative: str, job: Job, cache: Cache | None
-) -> FileResult | None:
-    """The result of a file that needs no checker: one whose bytes are in the cache, or that
-    its kind's prefilter skips (cached as empty, as check_file does). None: the file is to be
-    checked (or cannot be read, which check_one says)."""
+def settled_here(path: Path, display: str, relative: str, job: Job) -> FileResult | None:
+    """The result of a file that needs no checker (checkers.base.settled: a cache hit or a
+    prefilter skip). None: the file is to be checked (or cannot be read, which check_one
+    says)."""
     try:
         data = path.read_bytes()
     except OSError:
         return None
-    if cache is not None:
-        findings = cache.get(relative, data, display)
-        if findings is not None:
-            return FileResult(display, findings=findings)
-    return skipped_by_prefilter(_kind(path), data, display, relative, job)
+    return settled(_kind(path), data, display, relative, job)
 
 
 def _size(item: tuple[str, str, str]) -> int:
@@ -155,14 +149,13 @@ def run(
     # costs a read and a hash per file (check_file caches every kind of file, and a file the
     # prefilter skips too); so are the files the prefilter skips, most of a real tree, so that
     # only the files to parse are counted for the pool, and sent to it
-    lookup = store if not options.rewrites else None
     misses = []
     for item in items:
-        settled = settled_here(Path(item[0]), item[1], item[2], job, lookup)
-        if settled is None:
+        done = settled_here(Path(item[0]), item[1], item[2], job)
+        if done is None:
             misses.append(item)
             continue
-        result.files.append(settled)
+        result.files.append(done)
         if progress is not None:
             progress.advance()
     items = misses

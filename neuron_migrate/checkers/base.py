@@ -178,14 +178,18 @@ def unfixing(job: Job) -> Job:
     return replace(job, options=Options(unsafe_fixes=job.options.unsafe_fixes), cache=None)
 
 
-def skipped_by_prefilter(
+def settled(
     kind: FileKind, data: bytes, display: str, relative: str, job: Job
 ) -> FileResult | None:
-    """The result of a file whose kind's prefilter skips its bytes (an empty one, cached as
-    such), or None when the file is to be checked."""
+    """A file's result without checking it: its cached findings, or an empty result when its
+    kind's prefilter skips its bytes (cached as such). None: the file is to be checked."""
+    cache = job.cache if not job.options.rewrites else None
+    if cache is not None:
+        cached = cache.get(relative, data, display)
+        if cached is not None:
+            return FileResult(display, findings=cached)
     if kind.wants(data, job, relative):
         return None
-    cache = job.cache if not job.options.rewrites else None
     if cache is not None:
         cache.put(relative, data, [])  # the prefilter costs more than a cache hit
     return FileResult(display)
@@ -201,15 +205,10 @@ def check_file(kind: FileKind, path: Path, display: str, relative: str, job: Job
         return FileResult(
             display, findings=[problem(display, f"cannot read: {exc.strerror or exc}")]
         )
+    done = settled(kind, data, display, relative, job)
+    if done is not None:
+        return done
     cache = job.cache if not job.options.rewrites else None
-    if cache is not None:
-        cached = cache.get(relative, data, display)
-        if cached is not None:
-            return FileResult(display, findings=cached)
-    if not kind.wants(data, job, relative):
-        if cache is not None:
-            cache.put(relative, data, [])  # the prefilter costs more than a cache hit
-        return FileResult(display)
     try:
         decoded = kind.decode(data)
     except DecodeProblem as exc:
