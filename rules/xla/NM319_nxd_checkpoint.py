@@ -79,26 +79,24 @@ class Checkpoint(support.NxdRule):
             if short == "save_checkpoint"
             else (*LOAD, "num_workers", "strict", "use_zero1_dcp")
         )
-        call = support.Call(node, self.ctx.code, params)
-        if call.problem:
-            return call.problem
-        for name, value in NEUTRAL.items():
-            if call.args.get(name, value) != value:
-                return f"`{name}={call.args[name]}` is not written for you"
         keep = names + (("strict",) if short == "load_checkpoint" else ("num_kept_ckpts",))
-        code = support.call_code(f"{support.MESH}.{short}", call, keep, positional=2)
-        return self.fix(node, code, [support.MESH_IMPORT])
+        return self._mesh_call(node, short, params, NEUTRAL, keep)
 
     def _state_dict_file(self, node: cst.Call, short: str):
         """parallel_layers.checkpointing.save(checkpoint, output_dir, ...) / load(chkpt_path,
         model, ...): the functions of the same name in parallel_mesh, written with DCP."""
         params = SAVE_DICT if short == "save" else LOAD_DICT
+        keep = tuple(name for name in params if name not in DICT_DROPPED)
+        return self._mesh_call(node, short, params, DICT_NEUTRAL, keep)
+
+    def _mesh_call(self, node: cst.Call, short: str, params, neutral: dict, keep):
+        """The call as parallel_mesh's function of the same name with the `keep` arguments,
+        when every other argument has its `neutral` value (else why it stays manual)."""
         call = support.Call(node, self.ctx.code, params)
         if call.problem:
             return call.problem
-        for name, value in DICT_NEUTRAL.items():
+        for name, value in neutral.items():
             if call.args.get(name, value) != value:
                 return f"`{name}={call.args[name]}` is not written for you"
-        keep = tuple(name for name in params if name not in DICT_DROPPED)
         code = support.call_code(f"{support.MESH}.{short}", call, keep, positional=2)
         return self.fix(node, code, [support.MESH_IMPORT])
