@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 from neuron_migrate.cli.app import main as cli
 from tests.conftest import REPO, codes
-from tests.torchrun import torchrun
+from tests.e2e import migrate_for_cpu, torchrun
 
 SCRIPTS = REPO / "tests" / "cuda"
 GPU_SNIPPET = """
@@ -113,24 +113,7 @@ def _migrate(tmp_path: Path, *names: str) -> Path:
     work.mkdir()
     for name in names:
         shutil.copy(SCRIPTS / name, work / name)
-    fix = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "neuron_migrate",
-            "check",
-            "--extend-select",
-            "NMC",
-            "--fix",
-            "--unsafe-fixes",
-            "--target-device",
-            "cpu",
-            "--no-cache",
-            str(work),
-        ],
-        capture_output=True,
-        text=True,
-    )
+    fix = migrate_for_cpu(work, "--extend-select", "NMC")
     assert fix.returncode in (0, 1), fix.stderr
     for name in names:
         assert "cuda" not in _code_lines(work / name), (work / name).read_text()

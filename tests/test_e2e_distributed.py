@@ -4,14 +4,12 @@ processes (real torch; skipped when torch is not installed)."""
 from __future__ import annotations
 
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import REPO
-from tests.torchrun import torchrun
+from tests.e2e import migrate_for_cpu, torchrun
 
 pytestmark = pytest.mark.slow  # torchrun with two processes
 
@@ -21,21 +19,7 @@ torch = pytest.importorskip("torch")
 def test_distributed_example_runs_under_torchrun(tmp_path: Path):
     work = tmp_path / "distributed"
     shutil.copytree(REPO / "examples" / "distributed", work)
-    fix = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "neuron_migrate",
-            "check",
-            "--fix",
-            "--unsafe-fixes",
-            "--target-device",
-            "cpu",
-            str(work),
-        ],
-        capture_output=True,
-        text=True,
-    )
+    fix = migrate_for_cpu(work)
     assert fix.returncode in (0, 1), fix.stderr
     migrated = (work / "train.py").read_text()
     assert "torch_xla" not in migrated.split('"""', 2)[-1].replace(

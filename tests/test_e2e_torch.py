@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.e2e import migrate_for_cpu
+
 pytestmark = pytest.mark.slow  # runs the migrated examples with real torch
 
 torch = pytest.importorskip("torch")
@@ -25,18 +27,7 @@ TIMEOUT = 300
 
 
 def _migrate(folder: Path, *extra: str) -> subprocess.CompletedProcess:
-    command = [
-        sys.executable,
-        "-m",
-        "neuron_migrate",
-        "check",
-        "--fix",
-        "--target-device",
-        "cpu",
-        *extra,
-        str(folder),
-    ]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=TIMEOUT)
+    done = migrate_for_cpu(folder, *extra, unsafe=False, timeout=TIMEOUT)
     # 0: nothing left to report; 1: findings remain (a manual change); 2 would be an error
     assert done.returncode in (0, 1), f"exit {done.returncode}\n{done.stdout}\n{done.stderr}"
     return done

@@ -9,14 +9,12 @@ from __future__ import annotations
 import ast
 import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import REPO
-from tests.torchrun import torchrun
+from tests.e2e import migrate_for_cpu, torchrun
 
 pytest.importorskip("torch")
 
@@ -27,22 +25,12 @@ LAYOUTS = [(1, 1), (2, 2), (2, 1)]
 LEGACY_PACKAGES = ("neuronx_distributed", "torch_xla")
 
 
-def _migrate(folder: Path) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "neuron_migrate", "check", "--fix", "--unsafe-fixes"]
-        + ["--target-device", "cpu", "--no-cache", str(folder)],
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-
-
 @pytest.fixture(scope="module")
 def migrated(tmp_path_factory) -> Path:
     work = tmp_path_factory.mktemp("nxd")
     for script in SCRIPTS:
         shutil.copy(LEGACY / f"{script}.py", work)
-    fix = _migrate(work)
+    fix = migrate_for_cpu(work)
     assert fix.returncode == 0, fix.stdout + fix.stderr
     assert "Created" in fix.stderr and "parallel_mesh.py" in fix.stderr
     return work
@@ -90,7 +78,7 @@ def test_second_fix_changes_nothing(migrated: Path, tmp_path: Path):
     mesh = copy / "parallel_mesh.py"
     mesh.write_text(mesh.read_text() + "\n# edited by the user\n")
     before = {p.name: p.read_text() for p in copy.glob("*.py")}
-    _migrate(copy)
+    migrate_for_cpu(copy)
     assert {p.name: p.read_text() for p in copy.glob("*.py")} == before
 
 

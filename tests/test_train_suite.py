@@ -27,7 +27,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO
-from tests.torchrun import first_error, torchrun
+from tests.e2e import first_error, migrate_for_cpu, torchrun
 
 torch = pytest.importorskip("torch")
 
@@ -132,9 +132,7 @@ def _blocker(tmp_path: Path) -> Path:
 
 
 def _migrate(folder: Path) -> list[str]:
-    command = [sys.executable, "-m", "neuron_migrate", "check", "--fix", "--unsafe-fixes"]
-    command += ["--target-device", "cpu", "--no-cache", str(folder)]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=TIMEOUT)
+    done = migrate_for_cpu(folder)
     if done.returncode in (0, 1):
         return []
     return [f"migration exit {done.returncode}: {done.stderr[-800:]}"]

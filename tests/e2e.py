@@ -1,4 +1,5 @@
-"""Run a script under torchrun (`--standalone`, a free port each time) for the end-to-end tests.
+"""For the end-to-end tests, which run what a fix writes: migrate a folder for the CPU with the
+installed command, and run a script under torchrun (`--standalone`, a free port each time).
 
 Two failures say nothing about the migrated code and are not reported as failures:
 
@@ -33,6 +34,17 @@ LAUNCH_FLAKES = (
     "timed out",
     "Timed out",
 )
+
+
+def migrate_for_cpu(
+    folder: Path, *extra: str, unsafe: bool = True, timeout: int = TIMEOUT
+) -> subprocess.CompletedProcess:
+    """`neuron-migrate check --fix [--unsafe-fixes] --target-device cpu --no-cache [extra] folder`
+    in a process of its own, as a user runs it."""
+    command = [sys.executable, "-m", "neuron_migrate", "check", "--fix"]
+    command += ["--unsafe-fixes"] if unsafe else []
+    command += ["--target-device", "cpu", "--no-cache", *extra, str(folder)]
+    return subprocess.run(command, capture_output=True, text=True, timeout=timeout)
 
 
 def torchrun(
