@@ -1,4 +1,4 @@
-from neuron_migrate.cli import main
+from neuron_migrate.cli import entry
 
 if __name__ == "__main__":
-    main()
+    entry()
