@@ -76,7 +76,8 @@ _worker_job: Job | None = None
 
 def _init_worker(rules: tuple[Rule, ...], settings: Settings, options: Options, store) -> None:
     global _worker_job
-    _worker_job = Job(rules, settings, options, cache=store)
+    # a worker's results go back to the main process, which writes the cache once
+    _worker_job = Job(rules, settings, options, cache=store.recorder() if store else None)
 
 
 def _kind(path: Path):
@@ -108,10 +109,13 @@ def _size(item: tuple[str, str, str]) -> int:
         return 0
 
 
-def _work(item: tuple[str, str, str]) -> FileResult:
+def _work(item: tuple[str, str, str]) -> tuple[FileResult, dict]:
+    """A worker's check of one file: its result and the cache entries it made."""
     path, display, relative = item
-    assert _worker_job is not None
-    return check_one(Path(path), display, relative, _worker_job)
+    job = _worker_job
+    assert job is not None
+    result = check_one(Path(path), display, relative, job)
+    return result, job.cache.take() if job.cache is not None else {}
 
 
 def run(
@@ -174,7 +178,12 @@ def run(
             (rules, settings, options, store),
             lambda item: check_one(Path(item[0]), item[1], item[2], job),
         )
-        for file in files:
+        for done in files:
+            # a worker's (result, cache entries); a file checked here or lost with its worker
+            # comes as a bare result
+            file, entries = done if isinstance(done, tuple) else (done, None)
+            if entries and store is not None:
+                store.adopt(entries)
             result.files.append(file)
             if progress is not None:
                 progress.advance()
@@ -183,6 +192,8 @@ def run(
             result.files.append(check_one(Path(path), display, relative, job))
             if progress is not None:
                 progress.advance()
+    if store is not None:
+        store.save()
     for file in result.files:
         unreadable_as_warnings(file, settings, rules, relatives.get(file.path, file.path))
     result.files.sort(key=lambda r: r.path)

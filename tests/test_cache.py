@@ -25,12 +25,14 @@ def _check(cwd: Path, *args: str):
         os.chdir(old)
 
 
-def _entries(root: Path) -> list[Path]:
-    return [
-        p
-        for p in (root / FOLDER).rglob("*")
-        if p.is_file() and p.parent.parent.name.startswith("v1-")
-    ]
+def _cache_files(root: Path) -> list[Path]:
+    """One file per configuration."""
+    return sorted((root / FOLDER).glob("v2-*.json"))
+
+
+def _entries(root: Path) -> dict[str, list]:
+    (only,) = _cache_files(root)
+    return json.loads(only.read_text())["entries"]
 
 
 def test_cache_is_created_tagged_and_reused(tmp_path):
@@ -42,12 +44,12 @@ def test_cache_is_created_tagged_and_reused(tmp_path):
         .startswith("Signature: 8a477f597d28d172789f06886806bc55")
     )
     assert (tmp_path / FOLDER / ".gitignore").read_text().strip().endswith("*")
-    assert len(_entries(tmp_path)) == 1
+    assert list(_entries(tmp_path)) == ["a.py"]
     # a hit gives the same findings: prove it by making the entry say something else
-    entry = _entries(tmp_path)[0]
-    data = json.loads(entry.read_text())
-    data[0]["message"] = "from the cache"
-    entry.write_text(json.dumps(data))
+    (cache_file,) = _cache_files(tmp_path)
+    data = json.loads(cache_file.read_text())
+    data["entries"]["a.py"][1][0]["message"] = "from the cache"
+    cache_file.write_text(json.dumps(data))
     second = _check(tmp_path)
     assert json.loads(second.output)[0]["message"] == "from the cache"
     assert json.loads(first.output)[0]["code"] == json.loads(second.output)[0]["code"]
@@ -62,14 +64,14 @@ def test_changed_content_or_settings_miss(tmp_path):
     (tmp_path / "a.py").write_text(LEGACY + "xm.mark_step()\n")
     assert len(json.loads(_check(tmp_path).output)) == 2
     assert json.loads(_check(tmp_path, "--target-device", "cpu").output)
-    assert len({p.parent.parent for p in _entries(tmp_path)}) == 2  # one folder per configuration
+    assert len(_cache_files(tmp_path)) == 2  # one file per configuration
 
 
 def test_corrupt_or_foreign_cache_is_ignored(tmp_path):
     (tmp_path / "a.py").write_text(LEGACY)
     _check(tmp_path)
-    for entry in _entries(tmp_path):
-        entry.write_text("{not json")
+    for cache_file in _cache_files(tmp_path):
+        cache_file.write_text("{not json")
     result = _check(tmp_path)
     assert result.exit_code == 1 and json.loads(result.output)[0]["code"] == "NM201"
     other = tmp_path / "other"

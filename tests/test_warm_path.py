@@ -41,8 +41,8 @@ def test_an_unchanged_tree_is_served_from_the_cache_without_workers(
     settings = Settings(root=tmp_path)
     first = api.run([tmp_path], settings, Options(), jobs=1)
     # every file has an entry, the clean ones too (the prefilter does not run again)
-    entries = [p for p in (tmp_path / FOLDER).rglob("*") if p.is_file() and "v1-" in str(p)]
-    assert len(entries) == api.POOL_THRESHOLD + 12
+    (cache_file,) = (tmp_path / FOLDER).glob("v2-*.json")
+    assert len(json.loads(cache_file.read_text())["entries"]) == api.POOL_THRESHOLD + 12
 
     class NoPool:
         def __init__(self, *args, **kwargs):
@@ -71,9 +71,9 @@ def test_a_users_pack_folder_keys_the_cache_by_its_files(tmp_path: Path) -> None
     pack.mkdir()
     (pack / "pack.toml").write_text('[pack]\nname = "mine"\n')
     (pack / "NM950_x.toml").write_text('code = "NM950"\n')
-    before = Cache.for_run(tmp_path, (), "settings", (str(pack),)).folder
+    before = Cache.for_run(tmp_path, (), "settings", (str(pack),)).file
     (pack / "NM950_x.toml").write_text('code = "NM950"\nname = "changed"\n')
-    assert Cache.for_run(tmp_path, (), "settings", (str(pack),)).folder != before
+    assert Cache.for_run(tmp_path, (), "settings", (str(pack),)).file != before
 
 
 def test_start_up_does_not_import_libcst() -> None:
@@ -105,3 +105,36 @@ def test_sarif_fixes_of_results_served_from_the_cache(tmp_path: Path) -> None:
     fresh, cached = sarif(), sarif()
     assert (tmp_path / FOLDER).is_dir()
     assert fresh == cached and "fixes" in fresh["runs"][0]["results"][0]
+
+
+def test_the_workers_results_are_cached_by_the_main_process(tmp_path: Path) -> None:
+    """With a process pool, each worker hands its cache entries back; one file is written."""
+    for i in range(api.POOL_THRESHOLD + 2):
+        (tmp_path / f"m{i:03}.py").write_text(LEGACY + f"x = {i}\n")
+    settings = Settings(root=tmp_path)
+    first = api.run([tmp_path], settings, Options(), jobs=2)
+    (cache_file,) = (tmp_path / FOLDER).glob("v2-*.json")
+    entries = json.loads(cache_file.read_text())["entries"]
+    assert sorted(entries) == sorted(f"m{i:03}.py" for i in range(api.POOL_THRESHOLD + 2))
+    assert all(findings for _digest, findings in entries.values())
+    assert [p.name for p in (tmp_path / FOLDER).iterdir() if p.name.startswith(".tmp")] == []
+    again = api.run([tmp_path], settings, Options(), jobs=2)
+    assert _summary(again) == _summary(first)
+
+
+def test_a_save_keeps_what_another_run_wrote_and_replaces_a_changed_file(tmp_path: Path) -> None:
+    from neuron_migrate.workspace.cache import Cache
+
+    one, two = Cache(tmp_path, "same"), Cache(tmp_path, "same")
+    assert one.get("a.py", b"a", "a.py") is None and two.get("b.py", b"b", "b.py") is None
+    one.put("a.py", b"a", [])
+    two.put("b.py", b"b", [])
+    one.save()
+    two.save()  # read before one saved: the save reads the file again
+    three = Cache(tmp_path, "same")
+    assert three.get("a.py", b"a", "a.py") == [] and three.get("b.py", b"b", "b.py") == []
+    three.put("a.py", b"a, changed", [])
+    three.save()
+    (cache_file,) = (tmp_path / FOLDER).glob("v2-*.json")
+    assert sorted(json.loads(cache_file.read_text())["entries"]) == ["a.py", "b.py"]
+    assert Cache(tmp_path, "same").get("a.py", b"a", "a.py") is None

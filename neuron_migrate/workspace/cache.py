@@ -1,8 +1,11 @@
 """A cache of check results keyed on file content, tool version, enabled rules and settings.
 
 `.neuron_migrate_cache/` at the project root (with a CACHEDIR.TAG and a .gitignore, removed by
-`neuron-migrate clean`). One small JSON file per checked file. Anything odd in it (a corrupt
-entry, a foreign folder, no permission) is a miss, never an error.
+`neuron-migrate clean`). One JSON file per configuration, read once and written once per run:
+for each file checked (its path relative to the root), the digest of its bytes and its
+findings. A file per checked file cost a create, a write and a rename each, the larger part of a
+cold run's work in the main process on a real tree. Anything odd in it (a corrupt file, a
+foreign folder, no permission) is a miss, never an error.
 """
 
 from __future__ import annotations
@@ -25,6 +28,9 @@ TAG = (
     "# For information about cache directory tags see https://bford.info/cachedir/\n"
 )
 
+# relative path -> [digest of the file's bytes, its findings as JSON records]
+Entries = dict[str, list]
+
 
 def _digest(*parts: bytes) -> str:
     h = hashlib.blake2b(digest_size=16)
@@ -39,11 +45,10 @@ class Cache:
 
     def __init__(self, root: Path, configuration: str):
         self.base = root / FOLDER
-        self.folder = self.base / f"v1-{_digest(__version__.encode(), configuration.encode())}"
+        self.file = self.base / f"v2-{_digest(__version__.encode(), configuration.encode())}.json"
         self.enabled = True
-        self._ready = False
-        # entry folders known to exist (a put costs a mkdir otherwise)
-        self._made: set[Path] = set()
+        self._entries: Entries | None = None  # as read at the first look-up
+        self._new: Entries = {}  # this run's results, written by save()
 
     @classmethod
     def for_run(
@@ -65,9 +70,72 @@ class Cache:
         codes = ",".join(r.code for r in rules)
         return cls(root, fingerprint + "\n" + codes + "\n" + _digest(*texts))
 
+    def recorder(self) -> Cache:
+        """An empty cache of the same configuration that only collects results, for a worker
+        process: the main process served the hits, and writes what `take` hands back."""
+        copy = Cache.__new__(Cache)
+        copy.base, copy.file, copy.enabled = self.base, self.file, self.enabled
+        copy._entries, copy._new = {}, {}
+        return copy
+
+    def _read(self) -> Entries:
+        try:
+            with open(self.file, "rb") as handle:
+                entries = json.loads(handle.read())["entries"]
+        except (OSError, ValueError, KeyError, TypeError):
+            return {}
+        return entries if isinstance(entries, dict) else {}
+
+    def get(self, relative: str, data: bytes, display: str) -> list[Finding] | None:
+        if not self.enabled:
+            return None
+        if self._entries is None:
+            self._entries = self._read()
+        entry = self._entries.get(relative)
+        try:
+            if entry is None or entry[0] != _digest(data):
+                return None
+            return [_finding(item, display) for item in entry[1]]
+        except (ValueError, KeyError, TypeError, IndexError):
+            return None
+
+    def put(self, relative: str, data: bytes, findings: list[Finding]) -> None:
+        if self.enabled:
+            self._new[relative] = [_digest(data), [_record(f) for f in findings]]
+
+    def take(self) -> Entries:
+        """The results put since the last take (a worker hands them to the main process)."""
+        new, self._new = self._new, {}
+        return new
+
+    def adopt(self, entries: Entries) -> None:
+        """Results a worker put, to be written with this run's own."""
+        self._new.update(entries)
+
+    def save(self) -> None:
+        """Write this run's results: the file is read again and replaced whole, so that the
+        entries another run wrote meanwhile stay (for a path both wrote, this run's)."""
+        if not self._new or not self._prepare():
+            return
+        entries = self._read()
+        entries.update(self._new)
+        try:
+            fd, tmp = tempfile.mkstemp(dir=self.base, prefix=".tmp-")
+            try:
+                with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                    json.dump({"entries": entries}, handle, separators=(",", ":"))
+                os.replace(tmp, self.file)
+            except BaseException:
+                os.unlink(tmp)
+                raise
+        except OSError:
+            self.enabled = False
+            return
+        self._entries, self._new = entries, {}
+
     def _prepare(self) -> bool:
-        if not self.enabled or self._ready:
-            return self.enabled
+        if not self.enabled:
+            return False
         try:
             if not self.base.is_dir():
                 self.base.mkdir(exist_ok=True)
@@ -75,43 +143,10 @@ class Cache:
                 (self.base / ".gitignore").write_text("# created by neuron-migrate\n*\n")
             elif not (self.base / "CACHEDIR.TAG").is_file():
                 self.enabled = False  # not ours: leave it alone
-                return False
-            self.folder.mkdir(exist_ok=True)
-            self._ready = True
-            return True
+            return self.enabled
         except OSError:
             self.enabled = False
             return False
-
-    def _entry(self, relative: str, data: bytes) -> Path:
-        key = _digest(relative.encode(), data)
-        return self.folder / key[:2] / key
-
-    def get(self, relative: str, data: bytes, display: str) -> list[Finding] | None:
-        if not self.enabled:
-            return None
-        try:
-            with open(self._entry(relative, data), "rb") as handle:
-                raw = json.loads(handle.read())
-            return [_finding(item, display) for item in raw]
-        except (OSError, ValueError, KeyError, TypeError):
-            return None
-
-    def put(self, relative: str, data: bytes, findings: list[Finding]) -> None:
-        if not self._prepare():
-            return
-        entry = self._entry(relative, data)
-        try:
-            if entry.parent not in self._made:
-                entry.parent.mkdir(exist_ok=True)
-                self._made.add(entry.parent)
-            payload = json.dumps([_record(f) for f in findings])
-            fd, tmp = tempfile.mkstemp(dir=entry.parent, prefix=".tmp-")
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                handle.write(payload)
-            os.replace(tmp, entry)
-        except OSError:
-            self.enabled = False
 
 
 def _record(finding: Finding) -> dict:

@@ -19,22 +19,25 @@ import tempfile
 from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
+from typing import Any
 
 from neuron_migrate.model import FileResult
 
 # (path, display, relative) of one file, as api.run makes them
 Item = tuple[str, str, str]
+# what `work` returns for one file (api.run's workers: the result and their cache entries)
+Outcome = Any
 
-_marker: tuple[str, Callable[[Item], FileResult]] | None = None
+_marker: tuple[str, Callable[[Item], Outcome]] | None = None
 
 
-def _init(folder: str, work: Callable[[Item], FileResult], initializer, initargs) -> None:
+def _init(folder: str, work: Callable[[Item], Outcome], initializer, initargs) -> None:
     global _marker
     _marker = (folder, work)
     initializer(*initargs)
 
 
-def _run(index: int, item: Item) -> FileResult:
+def _run(index: int, item: Item) -> Outcome:
     assert _marker is not None
     folder, work = _marker
     # the marker says which file this process is on, should it die on it
@@ -79,13 +82,14 @@ def _signal_name(code: int | None) -> str:
 def run_pool(
     items: list[Item],
     jobs: int,
-    work: Callable[[Item], FileResult],
+    work: Callable[[Item], Outcome],
     initializer,
     initargs: tuple,
     in_process: Callable[[Item], FileResult],
-) -> Iterator[FileResult]:
-    """Yield one result per item, in the order they finish. `work` runs in the workers after
-    `initializer(*initargs)`; `in_process` checks a file here when no pool can be started."""
+) -> Iterator[Outcome | FileResult]:
+    """Yield one outcome per item, in the order they finish: what `work` returned (it runs in
+    the workers after `initializer(*initargs)`), or a FileResult for a file checked here
+    (`in_process`, when no pool can be started) or whose check killed its process."""
     # a forked worker flushes the buffers it inherits when it ends: empty them first
     sys.stdout.flush()
     sys.stderr.flush()
@@ -131,7 +135,7 @@ def _alone_child(send, item: Item, work, initializer, initargs) -> None:
     send.close()
 
 
-def _alone(item: Item, work, initializer, initargs) -> FileResult:
+def _alone(item: Item, work, initializer, initargs) -> Outcome | FileResult:
     """Check one suspect file in a process of its own; its exit status says how it died."""
     context = multiprocessing.get_context()
     receive, send = context.Pipe(duplex=False)
