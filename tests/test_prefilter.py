@@ -92,3 +92,56 @@ def test_every_way_of_binding_a_name_is_a_trigger(source):
 )
 def test_a_package_named_in_prose_or_a_longer_word_is_no_trigger(source):
     assert not ALL_RULESET.wants(source.encode())
+
+
+@pytest.mark.parametrize(
+    ("regex", "literal"),
+    [
+        (rb"import\b(?:[^\n]|\\\r?\n)*optimum", b"optimum"),
+        (rb"a?bcd", b"bcd"),  # a quantified character may be absent
+        (rb"x{2,3}yzw", b"yzw"),
+        (rb"(x){10}abcd", b"abcd"),
+        (rb"[abc]defg", b"defg"),  # a class is no literal
+        (rb"(?:ab|cd)efg", b"efg"),  # nor a group
+        (rb"\.double\b", b".double"),  # an escaped dot is
+        (rb"abc|cde", None),  # either side may match
+        (rb"(?i:neuron|xla)", None),  # any case
+        (rb"(?i)neuron", None),
+        (rb"ab", None),  # too short to be worth an extra search
+    ],
+)
+def test_the_literal_a_trigger_needs(regex, literal):
+    from neuron_migrate.engine.ruleset import required_literal
+
+    assert required_literal(regex) == literal
+
+
+def _regex_searches():
+    for ruleset in (RULESET, ALL_RULESET):
+        for gate, pattern in ruleset._searches[1]:
+            if gate is not None:
+                yield pytest.param(gate, pattern, id=pattern.pattern[:40].decode("latin-1"))
+
+
+@pytest.mark.parametrize(("gate", "pattern"), list(_regex_searches()))
+def test_a_regex_runs_only_after_its_literal_and_never_misses_a_match(gate, pattern):
+    """Bytes built from the pieces of the triggers: wherever the regex matches, one of the
+    literals it was gated on is there."""
+    import re
+
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    # the regex's own words, whole and halved (not the gate's: the test must not trust it)
+    words = re.findall(rb"[A-Za-z_0-9]{2,}", pattern.pattern)
+    pieces = words + [w[: len(w) // 2] for w in words] + [w[len(w) // 2 :] for w in words]
+    pieces += [b"import ", b".", b'"', b"'", b"\n", b"\\\n", b" ", b"=", b"(", b"x"]
+
+    @settings(max_examples=60, deadline=None)
+    @given(st.lists(st.sampled_from(pieces), max_size=12))
+    def check(parts):
+        data = b"".join(parts)
+        if pattern.search(data):
+            assert any(g in data for g in gate), data
+
+    check()

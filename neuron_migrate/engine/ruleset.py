@@ -152,10 +152,107 @@ def _top_level_bar(regex: bytes) -> bool:
     return False
 
 
-def _grouped(triggers: tuple[bytes, ...]) -> list[bytes]:
-    """The regex triggers, those that start with a shared prefix joined under it."""
+# a regex's plain characters: what an escape before one of these means literally
+_ESCAPED_LITERALS = frozenset(b"\\.^$*+?()[]{}|-/'\"#&~ ")
+_QUANTIFIERS = frozenset(b"*+?{")
+_INLINE_FLAGS = re.compile(rb"\(\?[aiLmsux-]*[iLx]")
+# shorter runs are found nearly everywhere: no cheaper than the regex itself
+_MIN_GATE = 3
+
+
+def required_literal(regex: bytes) -> bytes | None:
+    """The longest run of plain characters that every match of `regex` contains, taken outside
+    groups, classes and quantified characters (`optimum` in `import\\b(?:...)*optimum`); None
+    when there is none of `_MIN_GATE` or more characters, or `|` splits the regex at the top.
+    Finding it with `in` first costs a fraction of the regex's own scan (its literal prefix
+    `import` is on most lines of a file)."""
+    if _INLINE_FLAGS.search(regex):
+        return None  # `(?i)...`: the characters may be written in another case
+    runs: list[bytes] = []
+    run = bytearray()
+    depth, i = 0, 0
+
+    def close() -> None:
+        if run:
+            runs.append(bytes(run))
+            run.clear()
+
+    while i < len(regex):
+        char = regex[i]
+        if char == ord("\\") and i + 1 < len(regex):
+            escaped = regex[i + 1]
+            i += 2
+            if depth == 0 and escaped in _ESCAPED_LITERALS:
+                run.append(escaped)
+                literal = True
+            else:
+                close()  # `\b`, `\s`, `\n`...: not a plain character
+                literal = False
+        elif char == ord("["):
+            close()
+            i += 1
+            i += regex[i : i + 1] == b"^"
+            i += regex[i : i + 1] == b"]"  # `[]...]`: the bracket is a member
+            while i < len(regex) and regex[i] != ord("]"):
+                i += 2 if regex[i] == ord("\\") else 1
+            i += 1
+            continue
+        elif char == ord("("):
+            close()
+            depth += 1
+            i += 1
+            continue
+        elif char == ord(")"):
+            depth -= 1
+            i += 1
+            continue
+        elif char == ord("|"):
+            if depth == 0:
+                return None
+            i += 1
+            continue
+        elif char in b".^$" or depth:
+            close()
+            i += 1
+            continue
+        elif char in _QUANTIFIERS:
+            close()
+            i = _after_quantifier(regex, i)
+            continue
+        else:
+            run.append(char)
+            literal = True
+            i += 1
+        if literal and i < len(regex) and regex[i] in _QUANTIFIERS:
+            # `x?`, `x*`, `x{0,2}`: the character before the quantifier may be absent
+            run.pop()
+            close()
+            i = _after_quantifier(regex, i)
+    close()
+    best = max(runs, key=len, default=b"")
+    return best if len(best) >= _MIN_GATE else None
+
+
+def _after_quantifier(regex: bytes, i: int) -> int:
+    """Where the regex goes on after the quantifier at `i` (`{m,n}` whole)."""
+    if regex[i] == ord("{"):
+        end = regex.find(b"}", i)
+        return len(regex) if end < 0 else end + 1
+    return i + 1
+
+
+def _gate(members: list[bytes]) -> tuple[bytes, ...] | None:
+    """Literals one of which every match of any of the member regexes contains (None: some
+    member has none)."""
+    gates = [required_literal(m) for m in members]
+    return None if any(g is None for g in gates) else tuple(dict.fromkeys(gates))
+
+
+def _grouped(triggers: tuple[bytes, ...]) -> list[tuple[bytes, tuple[bytes, ...] | None]]:
+    """The regex triggers, those that start with a shared prefix joined under it; each with
+    the literals (`_gate`) one of which a file must contain for the regex to be worth running."""
     groups: dict[bytes, list[bytes]] = {}
-    alone: list[bytes] = []
+    alone: list[tuple[bytes, tuple[bytes, ...] | None]] = []
     for trigger in triggers:
         for prefix in _SHARED_PREFIXES:
             rest = trigger[len(prefix) :]
@@ -168,11 +265,10 @@ def _grouped(triggers: tuple[bytes, ...]) -> list[bytes]:
                 groups.setdefault(prefix, []).append(rest)
                 break
         else:
-            alone.append(trigger)
+            alone.append((trigger, _gate([trigger])))
     for prefix, rests in groups.items():
-        alone.append(
-            prefix + b"(?:" + b"|".join(rests) + b")" if len(rests) > 1 else prefix + rests[0]
-        )
+        joined = prefix + b"(?:" + b"|".join(rests) + b")" if len(rests) > 1 else prefix + rests[0]
+        alone.append((joined, _gate([prefix + rest for rest in rests])))
     return alone
 
 
@@ -212,16 +308,26 @@ class RuleSet:
     _found: dict[tuple[str, str], tuple[Entry, ...]] = field(default_factory=dict, repr=False)
 
     @classmethod
-    def build(cls, rules: tuple[Rule, ...], universe: tuple[Rule, ...] | None = None) -> RuleSet:
+    def build(
+        cls, rules: tuple[Rule, ...], universe: tuple[Rule, ...] | None = None, code: bool = True
+    ) -> RuleSet:
+        """Index `rules`; `universe`: every loaded rule (for `owned_elsewhere`); `code`: load
+        the code modules of rules that read Python (a universe needs only their names)."""
         rs = cls(rules=rules)
         if universe is not None and universe != rules:
-            rs.universe = cls.build(universe)
+            rs.universe = cls.build(universe, code=False)
         triggers: set[bytes] = set()
         words: set[bytes] = set()
         # package -> its first modules that names resolved through the imports use
         packages: dict[str, set[str]] = defaultdict(set)
         for rule in rules:
-            if rule.module is not None:
+            # a project-file rule's module belongs to the project checker (and imports
+            # `packaging`): not loaded for Python
+            if (
+                code
+                and rule.module is not None
+                and any(p.kind in PYTHON_KINDS for p in rule.patterns)
+            ):
                 rs._add_module(rule)
             for pattern in rule.patterns:
                 if pattern.kind not in PYTHON_KINDS:
@@ -270,15 +376,20 @@ class RuleSet:
         return re.compile(b"|".join(self.triggers)) if self.triggers else None
 
     @cached_property
-    def _searches(self) -> tuple[tuple[bytes, ...], tuple[re.Pattern[bytes], ...]]:
-        """The triggers as plain words, found with `in`, and as separate regexes. Python's
-        regex engine tries every branch of one big alternation at every position of the file;
-        a regex that starts with a literal is found by a fast scan for that literal, so
-        separate searches cost several times less than the joined pattern."""
+    def _searches(
+        self,
+    ) -> tuple[tuple[bytes, ...], tuple[tuple[tuple[bytes, ...] | None, re.Pattern[bytes]], ...]]:
+        """The triggers as plain words, found with `in`, and as separate regexes, each after
+        the literals it needs (`required_literal`). Python's regex engine tries every branch of
+        one big alternation at every position of the file; a regex that starts with a literal
+        is found by a fast scan for that literal, so separate searches cost several times less
+        than the joined pattern, and `in` less again."""
         words = tuple(t for t in self.triggers if not _META.search(t))
         # re's own cache shares the compiled patterns between the rule sets of a run
         # (grouping keeps the plain words out: a shared prefix needs a metacharacter)
-        patterns = tuple(re.compile(t) for t in _grouped(self.triggers) if _META.search(t))
+        patterns = tuple(
+            (gate, re.compile(t)) for t, gate in _grouped(self.triggers) if _META.search(t)
+        )
         return words, patterns
 
     def _add_module(self, rule: Rule) -> None:
@@ -339,7 +450,9 @@ class RuleSet:
     def wants(self, data: bytes) -> bool:
         """The byte-level prefilter: could any enabled rule match in this file?"""
         words, patterns = self._searches
-        return any(w in data for w in words) or any(p.search(data) for p in patterns)
+        return any(w in data for w in words) or any(
+            p.search(data) for gate, p in patterns if gate is None or any(g in data for g in gate)
+        )
 
     @staticmethod
     def _lookup(qname: str, exact: dict[str, list[Entry]], patterned: list[Entry]) -> list[Entry]:
