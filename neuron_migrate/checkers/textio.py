@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import io
 import os
-import tempfile
 import tokenize
 from contextlib import suppress
 from dataclasses import dataclass
@@ -54,6 +53,8 @@ def write_atomic(path: Path, data: bytes, expected: bytes) -> None:
     folder = path.parent.stat()
     if not folder.st_mode & 0o222 or not os.access(path.parent, os.W_OK | os.X_OK):
         raise OSError("folder is read-only")
+    import tempfile  # only a run that writes needs it
+
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".nm-tmp")
     try:
         with os.fdopen(fd, "wb") as handle:

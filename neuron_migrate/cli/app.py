@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import os
 import sys
 from pathlib import Path
@@ -10,8 +9,6 @@ from pathlib import Path
 import click
 
 from neuron_migrate import __version__
-from neuron_migrate.adoption.baseline import BaselineError
-from neuron_migrate.adoption.since import GitError
 from neuron_migrate.checkers.base import Options
 from neuron_migrate.config.settings import TARGET_DEVICES, ConfigError, Settings, load_settings
 from neuron_migrate.packs.loader import PackError, load_rules
@@ -257,11 +254,7 @@ def check(
         if nothing:
             where = ", ".join(str(p) for p in path_list)
             click.echo(f"warning: no Python files found under {where}", err=True)
-    try:
-        findings = _gates(findings, since, baseline_file, write_baseline, quiet)
-    except (GitError, BaselineError) as exc:
-        _fail(str(exc))
-        return
+    findings = _gates(findings, since, baseline_file, write_baseline, quiet)
     if write_baseline is not None:
         sys.exit(EXIT_ERROR if internal else EXIT_CLEAN)
     if add_noqa:
@@ -418,6 +411,8 @@ def _sink(output: Path | None) -> _Sink:
 
 
 def _diff_text(file) -> str:
+    from difflib import unified_diff
+
     from neuron_migrate.workspace import filekinds
 
     if filekinds.kind_of(file.path) == "notebook":
@@ -425,7 +420,7 @@ def _diff_text(file) -> str:
 
         return cell_diff(file.original_source, file.fixed_source, file.path)
     return "".join(
-        difflib.unified_diff(
+        unified_diff(
             file.original_source.splitlines(keepends=True),
             file.fixed_source.splitlines(keepends=True),
             fromfile=file.path,
@@ -436,16 +431,30 @@ def _diff_text(file) -> str:
 
 def _new_file_diff(path: Path, source: str) -> str:
     """A module a fix would create, as a diff from nothing (the form `git diff` uses)."""
+    from difflib import unified_diff
+
     shown = os.path.relpath(path) if not os.path.relpath(path).startswith("..") else str(path)
     return "".join(
-        difflib.unified_diff(
-            [], source.splitlines(keepends=True), fromfile="/dev/null", tofile=shown
-        )
+        unified_diff([], source.splitlines(keepends=True), fromfile="/dev/null", tofile=shown)
     )
 
 
 def _gates(findings, since, baseline_file, write_baseline, quiet):
-    """--since, then --write-baseline / --baseline: which findings the run reports."""
+    """--since, then --write-baseline / --baseline: which findings the run reports (git and
+    the baseline's modules are loaded only for a run that asks for them)."""
+    if since is None and baseline_file is None and write_baseline is None:
+        return findings
+    from neuron_migrate.adoption.baseline import BaselineError
+    from neuron_migrate.adoption.since import GitError
+
+    try:
+        return _gated(findings, since, baseline_file, write_baseline, quiet)
+    except (GitError, BaselineError) as exc:
+        _fail(str(exc))
+        return findings
+
+
+def _gated(findings, since, baseline_file, write_baseline, quiet):
     if since is not None:
         from neuron_migrate.adoption.since import changes_since, filter_findings
         from neuron_migrate.checkers.notebook import json_line_of_finding

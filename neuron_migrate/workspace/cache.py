@@ -13,8 +13,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import shutil
-import tempfile
 from dataclasses import asdict
 from pathlib import Path
 
@@ -117,6 +115,8 @@ class Cache:
         entries another run wrote meanwhile stay (for a path both wrote, this run's)."""
         if not self._new or not self._prepare():
             return
+        import tempfile  # a run served from the cache writes nothing and need not load it
+
         entries = self._read()
         entries.update(self._new)
         try:
@@ -175,6 +175,8 @@ def _finding(item: dict, display: str) -> Finding:
 
 def clean(root: Path) -> bool:
     """Remove the cache folder under `root`; True when there was one."""
+    import shutil
+
     folder = root / FOLDER
     if not (folder / "CACHEDIR.TAG").is_file():
         return False
