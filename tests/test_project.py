@@ -126,6 +126,16 @@ setup(install_requires=["torch-xla>=2.1", "numpy"], python_requires=">=3.8")
     assert "torch_xla" not in out
 
 
+def test_a_setup_py_is_read_when_python_or_project_rules_could_find_something():
+    from neuron_migrate.checkers.project import PROJECT
+
+    settings = Settings(root=REPO)
+    job = Job(enabled_rules(settings), settings, Options())
+    assert PROJECT.wants(b"import torch_xla\n", job, "setup.py")  # a Python rule's trigger
+    assert PROJECT.wants(b'setup(install_requires=["torch-xla"])\n', job, "pkg/setup.py")
+    assert not PROJECT.wants(b"from setuptools import setup\nsetup(name='x')\n", job, "setup.py")
+
+
 def test_setup_cfg_extras():
     text = "[options.extras_require]\nxla =\n    torch-xla==2.1\n    torch-neuronx\n"
     out = fixed(text, filename="setup.cfg", dedent=False)

@@ -214,7 +214,11 @@ class ProjectKind:
         if fmt == "configs" and len(data) > MAX_CONFIG_BYTES:
             return False
         if fmt == "setuppy":
-            return True
+            # a setup script is Python too (check_text reads it both ways)
+            from neuron_migrate.checkers.python import PYTHON
+
+            if PYTHON.wants(data, job, relative):
+                return True
         trigger = _prefilter(job, relative, fmt)
         return trigger is not None and trigger.search(data) is not None
 
