@@ -1,5 +1,8 @@
 from __future__ import annotations
 
+import os
+import shutil
+import tempfile
 import textwrap
 from pathlib import Path
 
@@ -11,6 +14,30 @@ from neuron_migrate.config.settings import Settings
 from neuron_migrate.packs.loader import load_rules
 
 REPO = Path(__file__).resolve().parent.parent
+
+PACK_CACHE_ENV = "NEURON_MIGRATE_CACHE_DIR"
+_pack_cache: dict[str, str | None] = {}
+
+
+def pytest_configure(config) -> None:
+    """The parsed rule packs go to a folder of the session (inherited by the command lines the
+    tests start), never to the real ~/.cache: set before collection, which loads rules too."""
+    _pack_cache["before"] = os.environ.get(PACK_CACHE_ENV)
+    _pack_cache["folder"] = os.environ[PACK_CACHE_ENV] = tempfile.mkdtemp(
+        prefix="neuron-migrate-cache-"
+    )
+
+
+def pytest_unconfigure(config) -> None:
+    folder = _pack_cache.pop("folder", None)
+    if folder is None:
+        return
+    shutil.rmtree(folder, ignore_errors=True)
+    before = _pack_cache.pop("before", None)
+    if before is None:
+        os.environ.pop(PACK_CACHE_ENV, None)
+    else:
+        os.environ[PACK_CACHE_ENV] = before
 
 
 def run_code(

@@ -633,7 +633,9 @@ def explain(code: str) -> None:
     "--config", type=click.Path(path_type=Path, dir_okay=False), help="A pyproject.toml to use."
 )
 def clean(config: Path | None) -> None:
-    """Remove the cache (.neuron_migrate_cache/ at the project root)."""
+    """Remove the cache (.neuron_migrate_cache/ at the project root) and the parsed rule packs
+    kept in the per-user cache folder (~/.cache/neuron-migrate)."""
+    from neuron_migrate.packs import store
     from neuron_migrate.workspace import cache
 
     try:
@@ -642,7 +644,13 @@ def clean(config: Path | None) -> None:
         _fail(str(exc))
         return
     removed = cache.clean(settings.root)
-    click.echo(f"Removed {settings.root / cache.FOLDER}" if removed else "No cache to remove.")
+    folder, packs = store.clean()
+    if removed:
+        click.echo(f"Removed {settings.root / cache.FOLDER}")
+    if packs:
+        click.echo(f"Removed the parsed rule packs from {folder}")
+    if not removed and not packs:
+        click.echo("No cache to remove.")
 
 
 @main.command()

@@ -2,18 +2,26 @@
 
 A pack is data: codes, names, messages, what to match and which named action fixes it.
 The engine knows the kinds of match and the actions; it knows no rule by name.
+The parsed TOML of packs that loaded is kept as JSON (packs.store), keyed on every pack file's
+path and bytes: a run whose packs have not changed builds the same rules from it, through the
+same validation, without the TOML parser.
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from neuron_migrate import __version__
 from neuron_migrate.config.tomlread import tomllib
 from neuron_migrate.model import Safety, Severity
+from neuron_migrate.packs import store
 from neuron_migrate.packs.vocabulary import (
     ACTION_PARAMS,
     ALL_KINDS,
@@ -371,6 +379,9 @@ def _read_toml(path: Path) -> dict[str, Any]:
         raise PackError(f"{path}: not valid TOML: {exc}") from None
 
 
+Read = Callable[[Path], dict[str, Any]]
+
+
 @dataclass(frozen=True)
 class PackInfo:
     """What `[pack]` says about every rule of the pack."""
@@ -412,15 +423,16 @@ def _with_lists(rule: Rule, lists: dict[str, list[str]]) -> Rule:
     return replace(rule, lists={k: tuple(v) for k, v in lists.items()})
 
 
-def load_pack(path: Path, with_code: bool = False) -> list[Rule]:
+def load_pack(path: Path, with_code: bool = False, read: Read = _read_toml) -> list[Rule]:
     """Read one pack: a folder (`pack.toml` with `[pack]` and `[lists]`, then one file per
     rule whose top-level keys are the rule's) or a single file with `[[rule]]` tables.
     `with_code`: the rules' code modules may run (built-in packs: a user's pack is data, so
     that checking a repository never runs code its configuration names).
+    `read`: a file's TOML document (parsed, or from the pack cache).
     Raises PackError naming the file and the field."""
     if path.is_dir():
-        return _load_pack_dir(path, with_code)
-    data = _read_toml(path)
+        return _load_pack_dir(path, with_code, read)
+    data = read(path)
     info, lists = _pack_header(path, data)
     rules = data.get("rule")
     if not isinstance(rules, list) or not rules:
@@ -436,15 +448,15 @@ def rule_files(folder: Path) -> list[Path]:
     return sorted(p for p in folder.glob("*.toml") if p.name != PACK_FILE)
 
 
-def _load_pack_dir(folder: Path, with_code: bool) -> list[Rule]:
+def _load_pack_dir(folder: Path, with_code: bool, read: Read) -> list[Rule]:
     header = folder / PACK_FILE
-    info, lists = _pack_header(header, _read_toml(header))
+    info, lists = _pack_header(header, read(header))
     files = rule_files(folder)
     if not files:
         raise _fail(folder, "rules", "a pack needs at least one rule file")
     rules = []
     for file in files:
-        rule = _with_lists(_rule(file, info, 0, _expand(_read_toml(file), lists, file)), lists)
+        rule = _with_lists(_rule(file, info, 0, _expand(read(file), lists, file)), lists)
         code = file.with_suffix(".py")
         module = str(code) if with_code and code.is_file() else None
         rules.append(_needs_code(file, replace(rule, module=module)))
@@ -493,14 +505,85 @@ def builtin_rules_dir() -> Path:
     raise PackError(f"built-in rule packs not found next to {here}")
 
 
-@lru_cache(maxsize=8)
-def _load_all(extra: tuple[str, ...]) -> tuple[Rule, ...]:
+def _digest(*parts: bytes) -> str:
+    h = hashlib.blake2b(digest_size=16)
+    for part in parts:
+        h.update(len(part).to_bytes(8, "little"))
+        h.update(part)
+    return h.hexdigest()
+
+
+@dataclass(frozen=True)
+class PackFiles:
+    """Every file of the packs of a run (built-in and the user's, `.py` modules included), read
+    once: their bytes key the pack cache here and the results cache (workspace.cache)."""
+
+    paths: tuple[Path, ...]
+    data: dict[Path, bytes]  # the files that could be read
+    # the files' texts, in order (an unreadable one counts as its path)
+    digest: str
+    # the pack cache's key: the digest, the files' paths and the tool's version
+    key: str
+
+
+def read_pack_files(extra: tuple[str, ...] = ()) -> PackFiles:
+    paths = pack_sources(builtin_rules_dir())
+    for pack in map(Path, extra):
+        # a user's pack is a file of [[rule]] tables or a folder like the built-in ones
+        paths += pack_sources(pack) if pack.is_dir() else [pack]
+    data = {}
+    for path in paths:
+        with contextlib.suppress(OSError):
+            data[path] = path.read_bytes()
+    digest = _digest(*(data.get(path, str(path).encode()) for path in paths))
+    key = _digest(__version__.encode(), digest.encode(), *(str(p).encode() for p in paths))
+    return PackFiles(tuple(paths), data, digest, key)
+
+
+class _Documents:
+    """The TOML documents of one load: from the pack cache when it has them, else parsed from
+    the bytes read for its key. `parsed`: the documents parsed, all of them from those bytes
+    when `complete` (then the load may be stored under the key)."""
+
+    def __init__(self, files: PackFiles, cached: dict[str, Any]):
+        self.files = files
+        self.cached = cached
+        self.docs: dict[str, Any] = {}
+        self.parsed = False
+        self.complete = True
+
+    def __call__(self, path: Path) -> dict[str, Any]:
+        name = str(path)
+        doc = self.cached.get(name)
+        if doc is None:
+            doc = self._parse(path)
+            self.parsed = True
+        self.docs[name] = doc
+        return doc
+
+    def _parse(self, path: Path) -> dict[str, Any]:
+        data = self.files.data.get(path)
+        if data is not None:
+            try:
+                # as path.read_text does it: UTF-8, universal newlines
+                text = data.decode("utf-8")
+                if "\r" in text:
+                    text = text.replace("\r\n", "\n").replace("\r", "\n")
+                return tomllib.loads(text)
+            except (tomllib.TOMLDecodeError, UnicodeDecodeError):
+                pass
+        # not among the bytes read, or broken: _read_toml says what is wrong in its own words
+        self.complete = False
+        return _read_toml(path)
+
+
+def _load_packs(extra: tuple[str, ...], read: Read) -> tuple[Rule, ...]:
     builtin = sorted(p for p in builtin_rules_dir().iterdir() if (p / PACK_FILE).is_file())
     paths = [(p, True) for p in builtin] + [(Path(p), False) for p in extra]
     rules: list[Rule] = []
     seen: dict[str, Path] = {}
     for path, with_code in paths:
-        for rule in load_pack(path, with_code):
+        for rule in load_pack(path, with_code, read):
             for key in (rule.code, rule.name):
                 if key in seen:
                     raise PackError(
@@ -511,6 +594,41 @@ def _load_all(extra: tuple[str, ...]) -> tuple[Rule, ...]:
     return tuple(sorted(rules, key=lambda r: r.code))
 
 
+# the digest of the pack files each set of user packs was last loaded from (pack_digest)
+_LOADED: dict[tuple[str, ...], str] = {}
+
+
+@lru_cache(maxsize=8)
+def _load_all(extra: tuple[str, ...]) -> tuple[Rule, ...]:
+    files = read_pack_files(extra)
+    documents = _Documents(files, store.read(files.key) or {})
+    try:
+        rules = _load_packs(extra, documents)  # a broken pack raises: it is never stored
+    except Exception:
+        if not documents.cached:
+            raise
+        # packs that loaded once load again from the same documents: an entry that does not
+        # is damaged, a miss (and the TOML says what is wrong, if anything is)
+        documents = _Documents(files, {})
+        rules = _load_packs(extra, documents)
+    if documents.parsed and documents.complete:
+        store.write(files.key, documents.docs)
+    _LOADED.pop(extra, None)
+    _LOADED[extra] = files.digest
+    while len(_LOADED) > 8:
+        del _LOADED[next(iter(_LOADED))]
+    return rules
+
+
 def load_rules(extra_packs: tuple[str, ...] = ()) -> tuple[Rule, ...]:
     """Every rule of the built-in packs plus the user's packs, sorted by code."""
     return _load_all(tuple(extra_packs))
+
+
+def pack_digest(extra_packs: tuple[str, ...] = ()) -> str:
+    """The digest of every pack file's text (PackFiles.digest): of the files the rules of
+    `load_rules(extra_packs)` were read from once they are loaded (so that results keyed on it
+    are those of these rules, and the files are not read twice), else of the files now."""
+    extra = tuple(extra_packs)
+    loaded = _LOADED.get(extra)
+    return loaded if loaded is not None else read_pack_files(extra).digest

@@ -52,21 +52,12 @@ class Cache:
     def for_run(
         cls, root: Path, rules: tuple, fingerprint: str, packs: tuple[str, ...] = ()
     ) -> Cache:
-        """The cache of a run: its settings, its enabled rules and the text of every pack."""
-        from neuron_migrate.packs.loader import builtin_rules_dir, pack_sources
+        """The cache of a run: its settings, its enabled rules and the text of every pack (read
+        once, by the pack loader)."""
+        from neuron_migrate.packs.loader import pack_digest
 
-        texts = []
-        files = pack_sources(builtin_rules_dir())
-        for pack in map(Path, packs):
-            # a user's pack is a file of [[rule]] tables or a folder like the built-in ones
-            files += pack_sources(pack) if pack.is_dir() else [pack]
-        for pack in files:
-            try:
-                texts.append(pack.read_bytes())
-            except OSError:
-                texts.append(str(pack).encode())
         codes = ",".join(r.code for r in rules)
-        return cls(root, fingerprint + "\n" + codes + "\n" + _digest(*texts))
+        return cls(root, fingerprint + "\n" + codes + "\n" + pack_digest(packs))
 
     def recorder(self) -> Cache:
         """An empty cache of the same configuration that only collects results, for a worker
