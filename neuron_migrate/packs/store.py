@@ -14,7 +14,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -70,6 +69,8 @@ def write(key: str, docs: dict[str, Any]) -> None:
         payload = json.dumps({"key": key, "docs": docs}, ensure_ascii=False, allow_nan=False)
     except (TypeError, ValueError):
         return
+    import tempfile  # only a run that stores packs needs it (start-up stays small)
+
     tmp = None
     try:
         entry.parent.mkdir(parents=True, exist_ok=True)
