@@ -76,6 +76,28 @@ class _Missing(dict):
         return "{" + key + "}"
 
 
+# a code rule's class -> its callbacks (visit or leave, the node class, the method's name)
+_CALLBACKS: dict[type, tuple[tuple[bool, type, str], ...]] = {}
+
+
+def _callbacks(rule_class: type) -> tuple[tuple[bool, type, str], ...]:
+    """The `visit_<Node>` / `leave_<Node>` methods of a code rule's class, found once per
+    process (`dir` of a class costs more than matching a small file)."""
+    found = _CALLBACKS.get(rule_class)
+    if found is None:
+        callbacks = []
+        for attr in dir(rule_class):
+            prefix, _, node_name = attr.partition("_")
+            if prefix not in ("visit", "leave") or not node_name:
+                continue
+            node_type = getattr(cst, node_name, None)
+            if not isinstance(node_type, type):
+                raise AttributeError(f"no LibCST node {node_name}")
+            callbacks.append((prefix == "visit", node_type, attr))
+        found = _CALLBACKS[rule_class] = tuple(callbacks)
+    return found
+
+
 @dataclass
 class Matcher(cst.CSTVisitor):
     module: cst.Module
@@ -122,14 +144,12 @@ class Matcher(cst.CSTVisitor):
         if not instance.applies():
             return
         self._wants_strings |= instance.wants_strings
-        for attr in dir(type(instance)):
-            prefix, _, node_name = attr.partition("_")
-            if prefix not in ("visit", "leave") or not node_name:
-                continue
-            node_type = getattr(cst, node_name, None)
-            if not isinstance(node_type, type):
-                raise RuleError(instance.rule.code, AttributeError(f"no LibCST node {node_name}"))
-            table = self._code_visits if prefix == "visit" else self._code_leaves
+        try:
+            callbacks = _callbacks(type(instance))
+        except AttributeError as exc:
+            raise RuleError(instance.rule.code, exc) from None
+        for visit, node_type, attr in callbacks:
+            table = self._code_visits if visit else self._code_leaves
             table.setdefault(node_type, []).append((instance.rule.code, getattr(instance, attr)))
 
     def on_visit(self, node: cst.CSTNode) -> bool:

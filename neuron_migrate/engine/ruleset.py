@@ -37,8 +37,15 @@ class Entry:
     pattern: Pattern
     # the name the pattern matched: longer is more specific
     name: str
-    # for a name with `*` inside (`optimum.neuron.NeuronModelFor*`): its regex
-    glob: re.Pattern[str] | None = None
+    # for a name with `*` inside (`optimum.neuron.NeuronModelFor*`): the name as written, and
+    # what every name it matches starts with (its regex is compiled at the first name that
+    # does: a rule set holds a hundred globs and a file uses few of their packages)
+    glob_name: str | None = None
+    prefix: str = ""
+
+    @property
+    def glob(self) -> re.Pattern[str] | None:
+        return None if self.glob_name is None else glob_pattern(self.glob_name)
 
 
 def _literal(name: str) -> str:
@@ -443,7 +450,8 @@ class RuleSet:
             patterned.append(Entry(entry.rule, entry.pattern, name[:-2]))
         elif "*" in name:
             bare = name.replace("**.", "").replace("*", "")
-            patterned.append(Entry(entry.rule, entry.pattern, bare, glob_pattern(name)))
+            prefix = name.split("*", 1)[0]
+            patterned.append(Entry(entry.rule, entry.pattern, bare, name, prefix))
         else:
             exact[name].append(entry)
 
@@ -458,8 +466,8 @@ class RuleSet:
     def _lookup(qname: str, exact: dict[str, list[Entry]], patterned: list[Entry]) -> list[Entry]:
         found = list(exact.get(qname, ()))
         for entry in patterned:
-            if entry.glob is not None:
-                if entry.glob.match(qname):
+            if entry.glob_name is not None:
+                if qname.startswith(entry.prefix) and entry.glob.match(qname):
                     found.append(entry)
             elif qname == entry.name or qname.startswith(entry.name + "."):
                 found.append(entry)

@@ -114,6 +114,9 @@ def _fields(node: cst.CSTNode) -> tuple[str, ...]:
     return order
 
 
+# class of a field's value -> is it a LibCST node
+_NODE_CLASSES: dict[type, bool] = {}
+
 Callback = Callable[[cst.CSTNode], object]
 # what the walk does at a node of one class: (the visit callback, whose False keeps the walk
 # out of the node's children, or None; a callback after it, whose answer does not count, or
@@ -135,6 +138,7 @@ def walk(
     table: dict[type, Handlers] = {}
     fields_of = _FIELDS
     node_class = cst.CSTNode
+    node_classes = _NODE_CLASSES
     limit = max_depth if max_depth is not None else float("inf")
 
     def visit(node: cst.CSTNode, depth: int = 0) -> None:
@@ -154,9 +158,14 @@ def walk(
             known = fields_of.get(kind)
             for name in known[0] if known is not None and not known[1] else _fields(node):
                 child = getattr(node, name)
-                if isinstance(child, node_class):
+                child_class = type(child)
+                # CSTNode is an ABC: isinstance goes through its __instancecheck__ every time
+                is_node = node_classes.get(child_class)
+                if is_node is None:
+                    is_node = node_classes[child_class] = issubclass(child_class, node_class)
+                if is_node:
                     visit(child, depth + 1)
-                elif type(child) is tuple or type(child) is list:
+                elif child_class is tuple or child_class is list:
                     for item in child:
                         visit(item, depth + 1)
         for callback in leaves:
