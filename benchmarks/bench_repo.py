@@ -10,7 +10,9 @@ example one installed in another venv, since TorchFix 0.7 pins an older libcst).
 measured, never asserted. Each figure is the best of --repeat wall-clock runs, except the
 other tools, which run once (they take minutes).
 
-- cold:   no neuron-migrate cache (the folder's .neuron_migrate_cache is removed first)
+- cold:   no neuron-migrate cache (the folder's .neuron_migrate_cache is removed first); the
+  parsed rule packs kept per user (like Python's bytecode caches) are there
+- first:  cold, and no parsed rule packs either (a fresh NEURON_MIGRATE_CACHE_DIR each run)
 - cached: right after, nothing changed: every parsed file is a cache hit
 - warm:   --no-cache, with the interpreter and the page cache warm
 - startup: `neuron-migrate --version`, the floor under any run; the cached re-run is reported
@@ -26,6 +28,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -34,20 +37,20 @@ from pathlib import Path
 ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
 
-def _time(cmd: list[str], cwd: Path | None = None) -> tuple[float, int]:
+def _time(cmd: list[str], cwd: Path | None = None, env: dict | None = None) -> tuple[float, int]:
     start = time.perf_counter()
     proc = subprocess.run(
-        cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=ENV
+        cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env or ENV
     )
     return time.perf_counter() - start, proc.returncode
 
 
-def _best(cmd: list[str], repeat: int, before=None) -> float:
+def _best(cmd: list[str], repeat: int, before=None, env=None) -> float:
     times = []
     for _ in range(repeat):
         if before is not None:
             before()
-        times.append(_time(cmd)[0])
+        times.append(_time(cmd, env=env() if callable(env) else env)[0])
     return min(times)
 
 
@@ -91,6 +94,15 @@ def main() -> None:
     figures["cold"] = _best(
         [*nm, str(folder)], args.repeat, before=lambda: shutil.rmtree(cache, ignore_errors=True)
     )
+    # the first run on a machine: no parsed rule packs in the per-user cache either
+    with tempfile.TemporaryDirectory() as scratch:
+        fresh = iter(range(10**6))
+        figures["first"] = _best(
+            [*nm, str(folder)],
+            args.repeat,
+            before=lambda: shutil.rmtree(cache, ignore_errors=True),
+            env=lambda: {**ENV, "NEURON_MIGRATE_CACHE_DIR": f"{scratch}/{next(fresh)}"},
+        )
     _time([*nm, str(folder)])  # make sure the cache is full
     figures["cached"] = _best([*nm, str(folder)], args.repeat)
     figures["warm"] = _best([*nm, "--no-cache", str(folder)], args.repeat)
@@ -110,6 +122,7 @@ def main() -> None:
         return
     print(f"folder: {folder}  ({files} Python files, {lines} lines)")
     print(f"neuron-migrate cold   {figures['cold']:8.2f} s")
+    print(f"neuron-migrate first  {figures['first']:8.2f} s   (cold, no parsed packs kept either)")
     print(
         f"neuron-migrate cached {figures['cached']:8.2f} s   cold/cached = {figures['cold'] / figures['cached']:.1f}x"
     )
