@@ -96,7 +96,7 @@ PARSER_LIMIT = (
 _SHORT = 200
 
 
-def _ast_parse(text: str) -> ast.AST:
+def _ast_parse(text: str) -> ast.Module:
     with warnings.catch_warnings():
         # SyntaxWarning for "\d" and the like (Python 3.12+): the user's business, not ours
         warnings.simplefilter("ignore")
@@ -152,6 +152,9 @@ class Nesting:
     problem: str | None
     # deep enough that the parse goes to a process of its own first
     risky: bool = False
+    # Python's own syntax tree of the text, when it parsed (positions.node_spans reads where
+    # statements start from it)
+    tree: ast.Module | None = field(default=None, compare=False, repr=False)
 
 
 def measure_nesting(text: str) -> Nesting:
@@ -173,7 +176,7 @@ def measure_nesting(text: str) -> Nesting:
     depth = _tree_depth(tree, MAX_DEPTH)
     if depth > MAX_DEPTH:
         return Nesting(f"{PARSER_LIMIT} (more than {MAX_DEPTH} levels)")
-    return Nesting(None, risky=depth > PROBE_DEPTH)
+    return Nesting(None, risky=depth > PROBE_DEPTH, tree=tree)
 
 
 _PROBE = "import sys, libcst; libcst.parse_module(sys.stdin.buffer.read().decode('utf-8'))"
@@ -247,7 +250,13 @@ def analyze(text: str, path: str, job: Job, ruleset: RuleSet) -> Analysis:
         matcher = Matcher(module, table, ruleset, job.target, job.settings.flags())
         module.visit(matcher)
     hits = matcher.hits
-    spans = node_spans(module, [h.node for h in hits])
+    spans = node_spans(
+        module,
+        [h.node for h in hits],
+        text=text,
+        tree=nesting.tree,
+        near=[h.statements for h in hits],
+    )
     lines = text.splitlines()
     findings: list[Finding] = []
     live = []

@@ -45,7 +45,8 @@ class Hit:
     node: cst.CSTNode
     variables: dict[str, str]
     edit: Edit | None
-    # ids of the statements around the edited nodes: the fixer visits only these
+    # ids of the statements around the node and the edited nodes: the fixer visits only these,
+    # and positions.node_spans generates the innermost that holds the node
     statements: tuple[int, ...] = ()
     # a fix that edits more than one node (a device loader and the loop that consumes it)
     extra_edits: tuple[Edit, ...] = ()
