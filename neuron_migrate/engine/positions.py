@@ -10,10 +10,12 @@ Generating the whole module up to the last wanted node costs as much as a walk o
 node before it. So each wanted node is placed in a statement of a block (one that starts a
 line: a simple statement line or a compound statement), and only that statement is generated,
 with the indentation of the blocks around it, so that its text is the file's text from the
-start of one of its lines. Python's own syntax tree of the same text, walked beside LibCST's
-statements, says on which line each statement's code starts; the generated text is checked
-against the file's text there. Whatever does not line up falls back to generating the whole
-module (module_spans), so the positions never depend on the mapping being right.
+start of one of its lines. Which statement holds a node, LibCST cannot say without that walk;
+the matcher's statement stack when it made the hit can. Python's own syntax tree of the same
+text (the nesting guard parses it anyway), walked beside LibCST's statements, says on which
+line each statement's code starts; the generated text is checked against the file's text
+there. Whatever does not line up falls back to generating the whole module (module_spans), so
+the positions never depend on the mapping being right.
 """
 
 from __future__ import annotations
@@ -397,6 +399,7 @@ def _small(
 
 
 def _same_kind(statement: cst.CSTNode, node: ast.stmt) -> None:
+    """Raises _Mismatch unless Python's statement is the LibCST statement's kind."""
     name = _AST_NAMES.get(type(statement))
     if name is not None and getattr(statement, "asynchronous", None) is not None:
         name = "Async" + name
