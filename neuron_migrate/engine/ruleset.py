@@ -304,9 +304,13 @@ class RuleSet:
     # names that code rules report (kind code)
     claimed: dict[str, list[Entry]] = field(default_factory=lambda: defaultdict(list))
     claimed_patterns: list[Entry] = field(default_factory=list)
-    # code rules: (rule, its visitor class), and `when` predicates by id(pattern)
-    visitors: list[tuple[Rule, type[CodeRule]]] = field(default_factory=list)
-    predicates: dict[int, Callable] = field(default_factory=dict)
+    # code rules: (rule, its visitor class), and `when` predicates by id(pattern), from the
+    # rules' modules, loaded at the first question (load_code): the prefilter needs none of
+    # them, and they import LibCST
+    _visitors: list[tuple[Rule, type[CodeRule]]] = field(default_factory=list, repr=False)
+    _predicates: dict[int, Callable] = field(default_factory=dict, repr=False)
+    _code: list[Rule] = field(default_factory=list, repr=False)
+    _code_loaded: bool = field(default=False, repr=False)
     # the prefilter's byte regexes: a file is parsed when one of them is found in it
     triggers: tuple[bytes, ...] = ()
     # the calls and references of every loaded rule, enabled or not
@@ -335,7 +339,7 @@ class RuleSet:
                 and rule.module is not None
                 and any(p.kind in PYTHON_KINDS for p in rule.patterns)
             ):
-                rs._add_module(rule)
+                rs._code.append(rule)
             for pattern in rule.patterns:
                 if pattern.kind not in PYTHON_KINDS:
                     continue  # read by another checker (project files)
@@ -399,18 +403,36 @@ class RuleSet:
         )
         return words, patterns
 
-    def _add_module(self, rule: Rule) -> None:
+    @property
+    def visitors(self) -> list[tuple[Rule, type[CodeRule]]]:
+        self.load_code()
+        return self._visitors
+
+    @property
+    def predicates(self) -> dict[int, Callable]:
+        self.load_code()
+        return self._predicates
+
+    def load_code(self) -> None:
+        """Import the code modules of the rules that have one (and with them LibCST)."""
+        if self._code_loaded:
+            return
         from neuron_migrate.engine.coderule import load_rule_module
 
-        module = load_rule_module(rule.module)
-        if module.visitor is not None:
-            self.visitors.append((rule, module.visitor))
-        for pattern in rule.patterns:
-            if pattern.when is None:
-                continue
-            if pattern.when not in module.predicates:
-                raise LookupError(f"{rule.code}: `when = {pattern.when!r}` names no function")
-            self.predicates[id(pattern)] = module.predicates[pattern.when]
+        visitors: list[tuple[Rule, type[CodeRule]]] = []
+        predicates: dict[int, Callable] = {}
+        for rule in self._code:
+            assert rule.module is not None
+            module = load_rule_module(rule.module)
+            if module.visitor is not None:
+                visitors.append((rule, module.visitor))
+            for pattern in rule.patterns:
+                if pattern.when is None:
+                    continue
+                if pattern.when not in module.predicates:
+                    raise LookupError(f"{rule.code}: `when = {pattern.when!r}` names no function")
+                predicates[id(pattern)] = module.predicates[pattern.when]
+        self._visitors, self._predicates, self._code_loaded = visitors, predicates, True
 
     def _add(self, rule: Rule, pattern: Pattern) -> None:
         kind = pattern.kind
