@@ -14,6 +14,7 @@ from neuron_migrate.checkers.base import (
     Options,
     check_file,
     finding_key,
+    from_cache,
     problem,
     settled,
 )
@@ -22,13 +23,17 @@ from neuron_migrate.model import FileResult, Finding
 from neuron_migrate.packs.docs import ExampleRun
 from neuron_migrate.packs.loader import Example, Rule, load_rules
 from neuron_migrate.workspace import filekinds
-from neuron_migrate.workspace.cache import Cache
+from neuron_migrate.workspace.apart import beside, can_fork
+from neuron_migrate.workspace.cache import Cache, content_digest
 from neuron_migrate.workspace.companions import companion_targets, write_companions
 from neuron_migrate.workspace.discovery import discover, resolve
 
 # below this many files to parse (those the prefilter lets through) a process pool costs more
 # than it saves
 POOL_THRESHOLD = 16
+# from this many files not served from the cache, a child process prefilters them while this
+# one loads LibCST and the rules' code (workspace/apart.py)
+PREFILTER_APART = 64
 
 
 @dataclass
@@ -103,6 +108,71 @@ def settled_here(path: Path, display: str, relative: str, job: Job) -> FileResul
     return settled(_kind(path), data, display, relative, job)
 
 
+def _settle(result: RunResult, file: FileResult, progress) -> None:
+    result.files.append(file)
+    if progress is not None:
+        progress.advance()
+
+
+def _verdict(item: tuple[str, str, str], job: Job) -> str | None:
+    """What the prefilter says of a file: None when it is to be checked (or cannot be read,
+    which check_one says), else the digest of the bytes it skipped (for the cache)."""
+    path, _display, relative = item
+    try:
+        data = Path(path).read_bytes()
+    except OSError:
+        return None
+    return None if _kind(Path(path)).wants(data, job, relative) else content_digest(data)
+
+
+def _prepare_to_parse(job: Job, items: list[tuple[str, str, str]]) -> None:
+    """Load what parsing needs (LibCST, the rules' code, the engine) before the workers fork,
+    so that they share it."""
+    job.ruleset_for(items[0][2]).load_code()
+    from neuron_migrate.checkers.python import load_engine
+
+    load_engine()
+
+
+def _settle_apart(
+    items: list[tuple[str, str, str]], job: Job, result: RunResult, progress
+) -> list[tuple[str, str, str]]:
+    """The cache hits, then the prefilter of the rest in a forked child while this process
+    loads what parsing needs (workspace/apart.py); the files left to check."""
+    store = job.cache if not job.options.rewrites else None
+    misses = [] if store is not None else items
+    for item in items if store is not None else ():
+        try:
+            data = Path(item[0]).read_bytes()
+        except OSError:
+            misses.append(item)
+            continue
+        cached = from_cache(data, item[1], item[2], job)
+        if cached is None:
+            misses.append(item)
+        else:
+            _settle(result, cached, progress)
+    if not misses:
+        return []
+    verdicts = None
+    if len(misses) >= PREFILTER_APART:
+        verdicts = beside(
+            lambda: [_verdict(item, job) for item in misses],
+            lambda: _prepare_to_parse(job, misses),
+        )
+    if verdicts is None:
+        verdicts = [_verdict(item, job) for item in misses]
+    left = []
+    for item, digest in zip(misses, verdicts):
+        if digest is None:
+            left.append(item)
+            continue
+        if store is not None:
+            store.put_digest(item[2], digest, [])
+        _settle(result, FileResult(item[1]), progress)
+    return left
+
+
 def _size(item: tuple[str, str, str]) -> int:
     try:
         return os.path.getsize(item[0])
@@ -154,16 +224,17 @@ def run(
     # costs a read and a hash per file (check_file caches every kind of file, and a file the
     # prefilter skips too); so are the files the prefilter skips, most of a real tree, so that
     # only the files to parse are counted for the pool, and sent to it
-    misses = []
-    for item in items:
-        done = settled_here(Path(item[0]), item[1], item[2], job)
-        if done is None:
-            misses.append(item)
-            continue
-        result.files.append(done)
-        if progress is not None:
-            progress.advance()
-    items = misses
+    if jobs > 1 and len(items) >= PREFILTER_APART and can_fork():
+        items = _settle_apart(items, job, result, progress)
+    else:
+        misses = []
+        for item in items:
+            done = settled_here(Path(item[0]), item[1], item[2], job)
+            if done is None:
+                misses.append(item)
+                continue
+            _settle(result, done, progress)
+        items = misses
     if jobs > 1 and len(items) >= POOL_THRESHOLD:
         from neuron_migrate.workspace.pool import run_pool  # not imported when all files hit
 

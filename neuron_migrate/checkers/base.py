@@ -178,20 +178,27 @@ def unfixing(job: Job) -> Job:
     return replace(job, options=Options(unsafe_fixes=job.options.unsafe_fixes), cache=None)
 
 
+def from_cache(data: bytes, display: str, relative: str, job: Job) -> FileResult | None:
+    """A file's cached findings, when the run uses the cache and has them."""
+    cache = job.cache if not job.options.rewrites else None
+    if cache is None:
+        return None
+    found = cache.get(relative, data, display)
+    return None if found is None else FileResult(display, findings=found)
+
+
 def settled(
     kind: FileKind, data: bytes, display: str, relative: str, job: Job
 ) -> FileResult | None:
     """A file's result without checking it: its cached findings, or an empty result when its
     kind's prefilter skips its bytes (cached as such). None: the file is to be checked."""
-    cache = job.cache if not job.options.rewrites else None
-    if cache is not None:
-        cached = cache.get(relative, data, display)
-        if cached is not None:
-            return FileResult(display, findings=cached)
+    cached = from_cache(data, display, relative, job)
+    if cached is not None:
+        return cached
     if kind.wants(data, job, relative):
         return None
-    if cache is not None:
-        cache.put(relative, data, [])  # the prefilter costs more than a cache hit
+    if job.cache is not None and not job.options.rewrites:
+        job.cache.put(relative, data, [])  # the prefilter costs more than a cache hit
     return FileResult(display)
 
 

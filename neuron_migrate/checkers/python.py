@@ -220,6 +220,14 @@ def _probe(text: str) -> str | None:
         return f"signal {-done.returncode}"
 
 
+def load_engine() -> None:
+    """Import what checking Python imports at its first file: LibCST's native parser, the
+    engine's modules (for a process about to fork workers that would each import them)."""
+    from libcst import native  # noqa: F401
+
+    from neuron_migrate.engine import edits, fixer, matcher, noqa, positions, scopes  # noqa: F401
+
+
 def analyze(text: str, path: str, job: Job, ruleset: RuleSet) -> Analysis:
     import libcst as cst
 

@@ -38,6 +38,11 @@ def _digest(*parts: bytes) -> str:
     return h.hexdigest()
 
 
+def content_digest(data: bytes) -> str:
+    """What an entry records of a file's bytes."""
+    return _digest(data)
+
+
 class Cache:
     """Check results of one configuration (tool version + rules + settings)."""
 
@@ -82,15 +87,19 @@ class Cache:
             self._entries = self._read()
         entry = self._entries.get(relative)
         try:
-            if entry is None or entry[0] != _digest(data):
+            if entry is None or entry[0] != content_digest(data):
                 return None
             return [_finding(item, display) for item in entry[1]]
         except (ValueError, KeyError, TypeError, IndexError):
             return None
 
     def put(self, relative: str, data: bytes, findings: list[Finding]) -> None:
+        self.put_digest(relative, content_digest(data), findings)
+
+    def put_digest(self, relative: str, digest: str, findings: list[Finding]) -> None:
+        """`put` for bytes known by their `content_digest` (read by another process)."""
         if self.enabled:
-            self._new[relative] = [_digest(data), [_record(f) for f in findings]]
+            self._new[relative] = [digest, [_record(f) for f in findings]]
 
     def take(self) -> Entries:
         """The results put since the last take (a worker hands them to the main process)."""
