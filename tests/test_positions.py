@@ -357,6 +357,8 @@ def test_the_nesting_guard_keeps_python_s_tree():
 
 
 @pytest.mark.slow
+# hypothesmith compiles what it generates, and Python warns about code such as `1()`
+@pytest.mark.filterwarnings("ignore::SyntaxWarning")
 @settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
 @given(hypothesmith.from_grammar())
 def test_generated_programs(program):
