@@ -13,7 +13,7 @@ from neuron_migrate.engine.errors import RuleError
 from neuron_migrate.engine.matcher import Edit, Hit
 from neuron_migrate.engine.names import matches_name
 from neuron_migrate.engine.noqa import suppresses
-from neuron_migrate.engine.scopes import collect_imports, dotted_name
+from neuron_migrate.engine.scopes import annotation_names, collect_imports, dotted_name
 
 
 class FixError(Exception):
@@ -302,6 +302,9 @@ class _LoadedNames(cst.CSTVisitor):
     def visit_Name(self, node: cst.Name) -> None:
         if id(node) not in self._skip:
             self.names.add(node.value)
+
+    def visit_Annotation(self, node: cst.Annotation) -> None:
+        self.names |= annotation_names(node)
 
 
 def clean_imports(

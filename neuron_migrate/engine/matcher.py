@@ -22,7 +22,14 @@ from neuron_migrate.engine.coderule import (
 from neuron_migrate.engine.errors import RuleError
 from neuron_migrate.engine.names import name_match
 from neuron_migrate.engine.ruleset import Entry, RuleSet
-from neuron_migrate.engine.scopes import Binding, ImportTable, Scope, dotted_name
+from neuron_migrate.engine.scopes import (
+    Binding,
+    ImportTable,
+    Scope,
+    annotation_strings,
+    dotted_name,
+    name_chains,
+)
 from neuron_migrate.engine.walk import Handlers, TooDeep, inert, walk
 from neuron_migrate.packs.loader import Pattern, Rule
 from neuron_migrate.packs.vocabulary import STATEMENT_ACTIONS
@@ -136,6 +143,8 @@ class Matcher(cst.CSTVisitor):
         self._code_visits: dict[type, list] = {}
         self._code_leaves: dict[type, list] = {}
         self._wants_strings = False
+        # names read by string annotations (forward references): their imports are in use
+        self._annotation_reads: set[str] = set()
         for rule, visitor in self.rules.visitors:
             self._register(visitor(rule, self.ctx, self._code_hit))
 
@@ -747,11 +756,57 @@ class Matcher(cst.CSTVisitor):
 
     # ---- whole-file checks ----------------------------------------------------------------------
 
+    def visit_Annotation(self, node: cst.Annotation) -> None:
+        """A string annotation is code: the imports it names are in use (the import cleaner
+        keeps them), and a legacy name in it is reported on the string, with no fix (a fix
+        does not rewrite code inside a string)."""
+        for string, expression in annotation_strings(node):
+            for chain in name_chains(expression):
+                qname = self._resolve_in_string(chain)
+                if qname is not None:
+                    self._string_reference(string, chain, qname)
+
+    def _resolve_in_string(self, chain: cst.CSTNode) -> str | None:
+        """`resolve` for a chain parsed from a string (not a node of the module: nothing is
+        cached by its id)."""
+        parts = []
+        head = chain
+        while isinstance(head, cst.Attribute):
+            parts.append(head.attr.value)
+            head = head.value
+        assert isinstance(head, cst.Name)
+        self._annotation_reads.add(head.value)
+        if head.value not in self._bound:
+            return None
+        binding = self._scopes[-1].lookup(head.value)
+        return None if binding is None else ".".join([binding.qname, *reversed(parts)])
+
+    def _string_reference(self, string: cst.BaseString, chain: cst.CSTNode, qname: str) -> None:
+        name = qname
+        while True:
+            best = self._best(self.rules.reference_entries(name), string, "value")
+            if best or "." not in name:
+                break
+            name = name.rsplit(".", 1)[0]
+        if not best:
+            return
+        if self.rules.owned_elsewhere(name, len(best[0].name), call=False):
+            return
+        if self.rules.claimed_by_code(name, len(best[0].name)):
+            return
+        written = cst.Module([]).code_for_node(chain)
+        for entry in best:
+            variables = self._variables(string, name, self._captured(entry, name))
+            variables.update(name=written, call=written)
+            hit = self._hit(entry, string, variables, None)
+            hit.edit, hit.extra_edits = None, ()
+
     def leave_Module(self, node: cst.Module) -> None:
         # an import binding is unused only when no binding of its name is read: the fixer's
         # import cleaning goes by name, and a finding it would not fix must not say "fixable"
         # (`import torch, torch_xla` then `import torch_xla`; a function's own `import torch_xla`)
         self._read_names = {b.name for b in self.table.bindings if b.uses}
+        self._read_names |= self._annotation_reads
         self._finish_imports()
         self._finish_unused_imports()
 

@@ -219,6 +219,72 @@ def _blocks(stmt: cst.BaseCompoundStatement):
         yield case.body, False
 
 
+def _strings(node: cst.CSTNode):
+    """The string literals of an annotation, found without LibCST's `children` (it rebuilds
+    the node) for the shapes annotations have: names, `X[...]`, `X | Y`."""
+    kind = type(node)
+    if kind is cst.SimpleString or kind is cst.ConcatenatedString:
+        yield node
+    elif kind is cst.Name or kind is cst.Attribute:
+        return
+    elif kind is cst.Subscript:
+        yield from _strings(node.value)
+        for element in node.slice:
+            if type(element.slice) is cst.Index:
+                yield from _strings(element.slice.value)
+    elif kind is cst.BinaryOperation:
+        yield from _strings(node.left)
+        yield from _strings(node.right)
+    else:
+        for child in node.children:
+            yield from _strings(child)
+
+
+def annotation_strings(
+    annotation: cst.Annotation,
+) -> list[tuple[cst.BaseString, cst.BaseExpression]]:
+    """The strings of a type annotation that are forward references (`"xm.XlaDevice"`,
+    `List["Model"]`), each with the expression it holds: code, which reads names as any
+    other code does (as pyflakes has it). A string that is not an expression is left out."""
+    found = []
+    for string in _strings(annotation.annotation):
+        value = string.evaluated_value
+        if not isinstance(value, str) or not value.strip():
+            continue
+        try:
+            found.append((string, cst.parse_expression(value.strip())))
+        except (cst.ParserSyntaxError, RecursionError):
+            continue
+    return found
+
+
+def name_chains(expression: cst.CSTNode):
+    """The outermost names and attribute chains on names in an expression (`a.b.c` once, not
+    `a` and `a.b` again)."""
+    head = expression
+    while isinstance(head, cst.Attribute):
+        head = head.value
+    if isinstance(head, cst.Name):
+        yield expression
+        if expression is not head:
+            return
+    if isinstance(expression, cst.Name):
+        return
+    for child in expression.children:
+        yield from name_chains(child)
+
+
+def annotation_names(annotation: cst.Annotation) -> set[str]:
+    """The names the string annotations of `annotation` read: `xm` of `"xm.XlaDevice"`."""
+    names: set[str] = set()
+    for _string, expression in annotation_strings(annotation):
+        for chain in name_chains(expression):
+            while isinstance(chain, cst.Attribute):
+                chain = chain.value
+            names.add(chain.value)
+    return names
+
+
 def collect_imports(module: cst.Module) -> ImportTable:
     root = Scope("module", None)
     table = ImportTable(module=root, scopes={}, bindings=[], star_modules=[])
