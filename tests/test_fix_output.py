@@ -211,6 +211,23 @@ def test_a_string_annotation_is_code_its_import_stays_and_its_legacy_name_is_rep
     assert not [f for f in again if f.fix is not None]
 
 
+def test_an_import_read_by_its_own_rebinding_is_not_called_unused():
+    """Found in pytorch/xla's test_pallas.py: `f = f` under a function's own `from m import f`
+    reads the import, which the scopes gave to the assignment: the finding said unused and
+    fixable, the fix (which goes by the names code reads) kept it, and a re-check said so again."""
+    code = """
+        def run(use_dynamo):
+            if use_dynamo:
+                kernel = make()
+            else:
+                from torch_xla.experimental.custom_kernel import kernel
+                kernel = kernel
+            return kernel(1)
+        """
+    assert "NM603" not in codes(code)
+    assert not [f for f in run_code(fixed(code)).findings if f.fix is not None]
+
+
 def test_an_import_bound_twice_is_not_called_unused_while_its_name_is_read():
     """Found in pytorch/xla's tests: a module-level import shadowed by a second one, or by a
     function's own import, was reported unused and fixable, and the fix (which goes by name)

@@ -13,7 +13,7 @@ from neuron_migrate.engine.errors import RuleError
 from neuron_migrate.engine.matcher import Edit, Hit
 from neuron_migrate.engine.names import matches_name
 from neuron_migrate.engine.noqa import suppresses
-from neuron_migrate.engine.scopes import annotation_names, collect_imports, dotted_name
+from neuron_migrate.engine.scopes import LoadedNames, collect_imports, dotted_name
 
 
 class FixError(Exception):
@@ -268,45 +268,6 @@ def _pure(test: cst.BaseExpression) -> bool:
 # ---- imports --------------------------------------------------------------------------------
 
 
-class _LoadedNames(cst.CSTVisitor):
-    """Every name the code reads (not import aliases, assignment targets or attribute names)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.names: set[str] = set()
-        self._skip: set[int] = set()
-
-    def on_visit_attribute(self, node: cst.CSTNode, attribute: str) -> None:
-        pass
-
-    def on_leave_attribute(self, original_node: cst.CSTNode, attribute: str) -> None:
-        pass
-
-    def visit_Import(self, node: cst.Import) -> bool:
-        return False
-
-    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
-        return False
-
-    def visit_Attribute(self, node: cst.Attribute) -> None:
-        self._skip.add(id(node.attr))
-
-    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
-        if isinstance(node.target, cst.Name):
-            self._skip.add(id(node.target))
-
-    def visit_Arg(self, node: cst.Arg) -> None:
-        if node.keyword is not None:
-            self._skip.add(id(node.keyword))
-
-    def visit_Name(self, node: cst.Name) -> None:
-        if id(node) not in self._skip:
-            self.names.add(node.value)
-
-    def visit_Annotation(self, node: cst.Annotation) -> None:
-        self.names |= annotation_names(node)
-
-
 def clean_imports(
     module: cst.Module,
     legacy: tuple[str, ...],
@@ -317,7 +278,7 @@ def clean_imports(
     line's `# noqa` names one of `noqa_codes`, the unused-import rules). Returns the module and the body index of the first removed
     top-level import (-1 if none), where the imports the fixes need are best placed."""
     table = collect_imports(module)
-    loaded = _LoadedNames()
+    loaded = LoadedNames()
     module.visit(loaded)
     remove: dict[int, list[str]] = {}
     for binding in table.bindings:

@@ -25,6 +25,7 @@ from neuron_migrate.engine.ruleset import Entry, RuleSet
 from neuron_migrate.engine.scopes import (
     Binding,
     ImportTable,
+    LoadedNames,
     Scope,
     annotation_strings,
     dotted_name,
@@ -145,6 +146,7 @@ class Matcher(cst.CSTVisitor):
         self._wants_strings = False
         # names read by string annotations (forward references): their imports are in use
         self._annotation_reads: set[str] = set()
+        self._loaded: set[str] | None = None  # LoadedNames of the module, when asked
         for rule, visitor in self.rules.visitors:
             self._register(visitor(rule, self.ctx, self._code_hit))
 
@@ -811,7 +813,16 @@ class Matcher(cst.CSTVisitor):
         self._finish_unused_imports()
 
     def _unused(self, binding: Binding) -> bool:
-        return binding.uses == 0 and binding.name not in self._read_names
+        if binding.uses or binding.name in self._read_names:
+            return False
+        # the fixer keeps an import whose name any code reads (it goes by name): a read the
+        # scopes give to another binding (`f = f` under a function's own `from m import f`)
+        # keeps it too, so the finding must not call it unused and fixable
+        if self._loaded is None:
+            loaded = LoadedNames()
+            self.module.visit(loaded)
+            self._loaded = loaded.names
+        return binding.name not in self._loaded
 
     def _bindings_of(self, statement: cst.CSTNode, alias: cst.CSTNode) -> list[Binding]:
         return [
@@ -823,13 +834,16 @@ class Matcher(cst.CSTVisitor):
     def _finish_imports(self) -> None:
         for statement, module, alias in self._imports:
             bindings = self._bindings_of(statement, alias)
-            unused = all(self._unused(b) for b in bindings)
+            unused: bool | None = None  # asked only of the imports a rule names
             for entry in self.rules.imports:
                 pattern = entry.pattern
                 if name_match(module, entry.name) is None:
                     continue
-                if pattern.unused is not None and pattern.unused != unused:
-                    continue
+                if pattern.unused is not None:
+                    if unused is None:
+                        unused = all(self._unused(b) for b in bindings)
+                    if pattern.unused != unused:
+                        continue
                 if not self._passes(pattern, statement, "statement"):
                     continue
                 variables = dict(self.target.placeholders())
@@ -844,7 +858,7 @@ class Matcher(cst.CSTVisitor):
     def _finish_unused_imports(self) -> None:
         for entry in self.rules.unused_imports:
             for binding in self.table.bindings:
-                if self._unused(binding) and name_match(binding.imported, entry.name) is not None:
+                if name_match(binding.imported, entry.name) is not None and self._unused(binding):
                     if any(h.node is binding.alias for h in self.hits):
                         continue  # a more specific import rule already reported it
                     variables = dict(self.target.placeholders())

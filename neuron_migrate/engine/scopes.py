@@ -295,3 +295,43 @@ def collect_imports(module: cst.Module) -> ImportTable:
 
 
 dotted_name = _dotted
+
+
+class LoadedNames(cst.CSTVisitor):
+    """Every name the code reads (not import aliases, assignment targets or attribute names):
+    what the fixer's import cleaning goes by, and so what an unused-import finding must."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.names: set[str] = set()
+        self._skip: set[int] = set()
+
+    def on_visit_attribute(self, node: cst.CSTNode, attribute: str) -> None:
+        pass
+
+    def on_leave_attribute(self, original_node: cst.CSTNode, attribute: str) -> None:
+        pass
+
+    def visit_Import(self, node: cst.Import) -> bool:
+        return False
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
+        return False
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        self._skip.add(id(node.attr))
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        if isinstance(node.target, cst.Name):
+            self._skip.add(id(node.target))
+
+    def visit_Arg(self, node: cst.Arg) -> None:
+        if node.keyword is not None:
+            self._skip.add(id(node.keyword))
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if id(node) not in self._skip:
+            self.names.add(node.value)
+
+    def visit_Annotation(self, node: cst.Annotation) -> None:
+        self.names |= annotation_names(node)
