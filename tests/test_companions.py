@@ -70,3 +70,27 @@ def test_diff_shows_the_companion_as_a_new_file_and_writes_nothing(tmp_path: Pat
     assert any("init_device_mesh" in line for line in created)
     assert not (tmp_path / "parallel_mesh.py").exists()
     assert (tmp_path / "train.py").read_text() == LEGACY
+
+
+SCRIPT = LEGACY + '\n\nif __name__ == "__main__":\n    print("train")\n'
+
+
+def test_independent_samples_each_get_their_own_copy(tmp_path: Path):
+    """Python puts a script's own folder on sys.path: one copy above two samples in a repository
+    of samples would be found by neither."""
+    for sample in ("llama", "bert"):
+        (tmp_path / "samples" / sample).mkdir(parents=True)
+        (tmp_path / "samples" / sample / "train.py").write_text(SCRIPT)
+        (tmp_path / "samples" / sample / "model.py").write_text(LEGACY)
+    created = _fix(tmp_path).created
+    assert created == [
+        tmp_path / "samples" / "bert" / "parallel_mesh.py",
+        tmp_path / "samples" / "llama" / "parallel_mesh.py",
+    ]
+
+
+def test_a_script_above_its_modules_gets_the_one_copy(tmp_path: Path):
+    (tmp_path / "modeling").mkdir()
+    (tmp_path / "train.py").write_text(SCRIPT)
+    (tmp_path / "modeling" / "llama.py").write_text(LEGACY)
+    assert _fix(tmp_path).created == [tmp_path / "parallel_mesh.py"]

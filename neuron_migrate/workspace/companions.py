@@ -2,15 +2,18 @@
 example the one that holds a device mesh shared by several files).
 
 A fix that needs one names it with its source (see engine/coderule.py). After the fixed files are
-written, each companion is written once, as `<name>.py` in the deepest folder that contains every
-file importing it (beside a script; at the top of a package tree, where `import <name>` resolves
-when the scripts run from there). An existing file of that name is never overwritten, so a second
-run, or a user's edited copy, is left alone.
+written, each companion is written as `<name>.py` where `import <name>` resolves when the scripts
+run: Python puts a script's own folder first on `sys.path`, so beside every script (a file with
+an `if __name__ == "__main__":` block) that imports it or whose folder holds a file that does;
+the importing files under no such script get one copy in the deepest folder that holds them all.
+Independent samples in one repository each get their own copy. An existing file of that name is
+never overwritten, so a second run, or a user's edited copy, is left alone.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 from neuron_migrate.model import FileResult
@@ -20,20 +23,44 @@ def companion_targets(files: list[FileResult], *, written: bool = True) -> list[
     """The companion modules to create, each its path and source: those the written files import
     (`written=False`: those the fixed sources would import, for --diff), without any file that
     already exists."""
-    wanted: dict[str, tuple[str, list[Path]]] = {}
+    wanted: dict[str, tuple[str, list[tuple[Path, bool]]]] = {}
     for result in files:
         if written and not result.written:
             continue
         if not written and result.fixed_source is None:
             continue
+        script = bool(_MAIN_GUARD.search(result.fixed_source or ""))
         for name, source in result.companions.items():
-            wanted.setdefault(name, (source, []))[1].append(Path(result.path).resolve().parent)
+            folder = Path(result.path).resolve().parent
+            wanted.setdefault(name, (source, []))[1].append((folder, script))
     targets = []
-    for name, (source, folders) in sorted(wanted.items()):
-        target = Path(os.path.commonpath(folders)) / f"{name}.py"
-        if not target.exists():
-            targets.append((target, source))
+    for name, (source, importers) in sorted(wanted.items()):
+        for folder in _homes(importers):
+            target = folder / f"{name}.py"
+            if not target.exists():
+                targets.append((target, source))
     return targets
+
+
+_MAIN_GUARD = re.compile(r"""^if\s+__name__\s*==\s*["']__main__["']\s*:""", re.MULTILINE)
+
+
+def _homes(importers: list[tuple[Path, bool]]) -> list[Path]:
+    """The folders a companion goes to: each script's folder that is the nearest such folder
+    above (or at) an importing file, and the deepest common folder of the importing files
+    under no script."""
+    scripts = {folder for folder, script in importers if script}
+    homes: set[Path] = set()
+    rest = []
+    for folder, _script in importers:
+        above = [s for s in scripts if folder == s or s in folder.parents]
+        if above:
+            homes.add(max(above, key=lambda s: len(s.parts)))
+        else:
+            rest.append(folder)
+    if rest:
+        homes.add(Path(os.path.commonpath(rest)))
+    return sorted(homes)
 
 
 def write_companions(files: list[FileResult]) -> list[Path]:
