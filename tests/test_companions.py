@@ -94,3 +94,14 @@ def test_a_script_above_its_modules_gets_the_one_copy(tmp_path: Path):
     (tmp_path / "train.py").write_text(SCRIPT)
     (tmp_path / "modeling" / "llama.py").write_text(LEGACY)
     assert _fix(tmp_path).created == [tmp_path / "parallel_mesh.py"]
+
+
+def test_a_script_that_does_not_import_it_still_places_it(tmp_path: Path):
+    """Only the model module uses NxD; the training script beside the package imports the
+    model, so the copy goes beside the script, where `import parallel_mesh` resolves."""
+    (tmp_path / "modeling").mkdir()
+    (tmp_path / "train.py").write_text(
+        'from modeling.llama import build\n\nif __name__ == "__main__":\n    build()\n'
+    )
+    (tmp_path / "modeling" / "llama.py").write_text(LEGACY)
+    assert _fix(tmp_path).created == [tmp_path / "parallel_mesh.py"]
