@@ -16,10 +16,19 @@ Two failures say nothing about the migrated code and are not reported as failure
 
 from __future__ import annotations
 
+import importlib.util
 import re
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
+
+# the end-to-end tests run torch in subprocesses: skipped without it, and torch is not imported
+# while tests are collected (1.4 s the fast lane would pay for tests it deselects)
+NEEDS_TORCH = pytest.mark.skipif(
+    importlib.util.find_spec("torch") is None, reason="needs torch (pip install torch)"
+)
 
 TIMEOUT = 600
 SHUTDOWN_ABORT = "terminate called without an active exception"

@@ -9,14 +9,14 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO
-from tests.e2e import migrate_for_cpu, torchrun
+from tests.e2e import NEEDS_TORCH, migrate_for_cpu, torchrun
 
-pytestmark = pytest.mark.slow  # torchrun with two processes
-
-torch = pytest.importorskip("torch")
+pytestmark = [pytest.mark.slow, NEEDS_TORCH]  # torchrun with two processes
 
 
 def test_distributed_example_runs_under_torchrun(tmp_path: Path):
+    import torch
+
     work = tmp_path / "distributed"
     shutil.copytree(REPO / "examples" / "distributed", work)
     fix = migrate_for_cpu(work)

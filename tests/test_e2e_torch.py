@@ -16,11 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e import migrate_for_cpu
+from tests.e2e import NEEDS_TORCH, migrate_for_cpu
 
-pytestmark = pytest.mark.slow  # runs the migrated examples with real torch
+pytestmark = [pytest.mark.slow, NEEDS_TORCH]  # runs the migrated examples with real torch
 
-torch = pytest.importorskip("torch")
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 TIMEOUT = 300
@@ -87,6 +86,8 @@ def blocker(tmp_path: Path) -> Path:
 
 
 def test_single_device_migrates_and_trains(tmp_path: Path, blocker: Path):
+    import torch
+
     work = tmp_path / "single_device"
     shutil.copytree(EXAMPLES / "single_device", work)
     assert _xla_imports(work / "train.py"), "the example should start as PyTorch/XLA code"

@@ -5,11 +5,20 @@ from __future__ import annotations
 
 import ast
 
-import hypothesmith
 import pytest
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from tests.conftest import run_code
+
+
+def _programs():
+    """Generated programs; hypothesmith is imported when a test draws one (building its
+    grammar costs seconds, which the fast lane, collecting this module, need not pay)."""
+    import hypothesmith
+
+    return hypothesmith.from_grammar()
+
 
 pytestmark = pytest.mark.slow  # generated programs (hypothesmith)
 
@@ -26,7 +35,7 @@ def _valid(source: str) -> bool:
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
-@given(hypothesmith.from_grammar())
+@given(st.deferred(_programs))
 def test_check_and_fix_on_generated_programs(program):
     source = HEADER + program + FOOTER
     if not _valid(source):

@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO
-from tests.e2e import migrate_for_cpu, torchrun
+from tests.e2e import NEEDS_TORCH, migrate_for_cpu, torchrun
 
-pytest.importorskip("torch")
+pytestmark = NEEDS_TORCH
 
 LEGACY = REPO / "tests" / "nxd" / "legacy"
 SCRIPTS = ["gpt_tp", "bert_hf", "gqa_block", "sp_block", "train_ckpt", "lm_resume"]

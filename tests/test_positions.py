@@ -7,16 +7,25 @@ from __future__ import annotations
 import ast
 import sys
 
-import hypothesmith
 import libcst as cst
 import pytest
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from neuron_migrate.checkers.python import measure_nesting
 from neuron_migrate.engine import positions
 from neuron_migrate.engine.positions import module_spans, node_spans
 from neuron_migrate.engine.walk import inert
 from neuron_migrate.model import Span
+
+
+def _programs():
+    """Generated programs; hypothesmith is imported when a test draws one (building its
+    grammar costs seconds, which the fast lane, collecting this module, need not pay)."""
+    import hypothesmith
+
+    return hypothesmith.from_grammar()
+
 
 _STATEMENTS = (cst.SimpleStatementLine, cst.BaseCompoundStatement)
 
@@ -360,7 +369,7 @@ def test_the_nesting_guard_keeps_python_s_tree():
 # hypothesmith compiles what it generates, and Python warns about code such as `1()`
 @pytest.mark.filterwarnings("ignore::SyntaxWarning")
 @settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
-@given(hypothesmith.from_grammar())
+@given(st.deferred(_programs))
 def test_generated_programs(program):
     """Odd but valid code (hypothesmith): the same spans, by either way."""
     tree = measure_nesting(program).tree

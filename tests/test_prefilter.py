@@ -35,7 +35,11 @@ def _sources():
             yield pytest.param(snippet, id=f"{rule.code}-ok{i + 1}")
 
 
-@pytest.mark.parametrize("source", list(_sources()))
+# the examples, their migrated versions and every rule snippet, made once (migrating costs)
+SOURCES = list(_sources())
+
+
+@pytest.mark.parametrize("source", SOURCES)
 def test_prefilter_never_hides_a_finding(source):
     try:
         findings = analyze(source, "a.py", JOB, RULESET).findings
@@ -49,7 +53,7 @@ ALL_SETTINGS = Settings(root=REPO, select=("ALL",))
 ALL_RULESET = Job(enabled_rules(ALL_SETTINGS), ALL_SETTINGS, Options()).ruleset_for("x.py")
 
 
-@pytest.mark.parametrize("source", list(_sources()))
+@pytest.mark.parametrize("source", SOURCES)
 def test_the_split_searches_answer_as_the_joined_regex(source):
     """`wants` runs the triggers as separate searches (plain words with `in`, shared prefixes
     grouped); it must say what the one joined regex of every trigger says."""

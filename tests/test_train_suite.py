@@ -27,9 +27,9 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO
-from tests.e2e import first_error, migrate_for_cpu, torchrun
+from tests.e2e import NEEDS_TORCH, first_error, migrate_for_cpu, torchrun
 
-torch = pytest.importorskip("torch")
+pytestmark = NEEDS_TORCH
 
 SUITE = REPO / "tests" / "train"
 TIMEOUT = 600
