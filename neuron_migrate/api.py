@@ -218,15 +218,21 @@ def run(
     jobs = jobs or os.cpu_count() or 1
     result.checked = len(items)
     relatives = {display: relative for _path, display, relative in items}
-    if progress is not None:
-        progress.start(len(items))
     # cache hits are served here, before any worker starts: a re-run of an unchanged tree
     # costs a read and a hash per file (check_file caches every kind of file, and a file the
     # prefilter skips too); so are the files the prefilter skips, most of a real tree, so that
     # only the files to parse are counted for the pool, and sent to it
     if jobs > 1 and len(items) >= PREFILTER_APART and can_fork():
-        items = _settle_apart(items, job, result, progress)
+        # the progress bar draws from a thread, and a child is forked only without one: the
+        # bar starts once the files are settled, at the count they make
+        total = len(items)
+        items = _settle_apart(items, job, result, None)
+        if progress is not None:
+            progress.start(total)
+            progress.advance(total - len(items))
     else:
+        if progress is not None:
+            progress.start(len(items))
         misses = []
         for item in items:
             done = settled_here(Path(item[0]), item[1], item[2], job)

@@ -91,3 +91,30 @@ def test_a_run_prefiltering_apart_finds_and_caches_what_a_serial_run_does(
     monkeypatch.setattr(PythonKind, "wants", lambda *a: pytest.fail("prefiltered again"))
     again = api.run([tmp_path], Settings(root=tmp_path), Options(), jobs=2)
     assert _summary(again) == _summary(serial)
+
+
+def test_the_progress_bar_starts_after_the_child_and_counts_every_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A bar draws from a thread, and no child is forked beside one: it starts once the files
+    are settled, at the count they make, and ends at the total."""
+    _tree(tmp_path)
+    events: list[str] = []
+
+    class Recorder:
+        def __init__(self) -> None:
+            self.total = self.done = 0
+
+        def start(self, total: int) -> None:
+            events.append("start")
+            self.total = total
+
+        def advance(self, n: int = 1) -> None:
+            self.done += n
+
+    real = api.beside
+    monkeypatch.setattr(api, "beside", lambda *a: events.append("child") or real(*a))
+    progress = Recorder()
+    api.run([tmp_path], Settings(root=tmp_path), Options(), jobs=2, progress=progress)
+    assert events == ["child", "start"]
+    assert progress.total == progress.done == api.PREFILTER_APART + 20
