@@ -229,7 +229,8 @@ def run(
         items = _settle_apart(items, job, result, None)
         if progress is not None:
             progress.start(total)
-            progress.advance(total - len(items))
+            for _settled in range(total - len(items)):
+                progress.advance()
     else:
         if progress is not None:
             progress.start(len(items))
