@@ -9,7 +9,13 @@ from contextlib import suppress
 
 from neuron_migrate.cli.app import main
 
-__all__ = ["entry", "main"]
+__all__ = ["GC_THRESHOLDS", "entry", "main"]
+
+# a run allocates millions of short-lived nodes and keeps few: Python's default collector
+# scans after every 700 allocations and rescans the survivors (the rule sets, the tree being
+# read); collecting a hundred times less often costs 5-10% less CPU, and the few cycles a file
+# leaves behind are still freed at each collection
+GC_THRESHOLDS = (100_000, 50, 100)
 
 
 def entry() -> None:
@@ -19,11 +25,7 @@ def entry() -> None:
     teardown frees them one by one, about 0.04 s on a real repository, longer than a cached
     re-run's own work. Every file has been written and closed by then, and the process pool
     shut down, so nothing is lost by skipping it (mypy ends the same way)."""
-    # a run allocates millions of short-lived nodes and keeps few: Python's default collector
-    # scans after every 700 allocations and rescans the survivors (the rule sets, the tree
-    # being read); collecting a hundred times less often costs 5-10% less CPU, and the few
-    # cycles a file leaves behind are still freed at each collection
-    gc.set_threshold(100_000, 50, 100)
+    gc.set_threshold(*GC_THRESHOLDS)
     try:
         main()
         code = 0
