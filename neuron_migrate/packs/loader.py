@@ -505,7 +505,9 @@ def builtin_rules_dir() -> Path:
     raise PackError(f"built-in rule packs not found next to {here}")
 
 
-def _digest(*parts: bytes) -> str:
+def digest(*parts: bytes) -> str:
+    """A short hash of byte strings, each length-prefixed (the pack cache's key here, the
+    results cache's keys in workspace/cache.py)."""
     h = hashlib.blake2b(digest_size=16)
     for part in parts:
         h.update(len(part).to_bytes(8, "little"))
@@ -535,9 +537,9 @@ def read_pack_files(extra: tuple[str, ...] = ()) -> PackFiles:
     for path in paths:
         with contextlib.suppress(OSError):
             data[path] = path.read_bytes()
-    digest = _digest(*(data.get(path, str(path).encode()) for path in paths))
-    key = _digest(__version__.encode(), digest.encode(), *(str(p).encode() for p in paths))
-    return PackFiles(tuple(paths), data, digest, key)
+    texts = digest(*(data.get(path, str(path).encode()) for path in paths))
+    key = digest(__version__.encode(), texts.encode(), *(str(p).encode() for p in paths))
+    return PackFiles(tuple(paths), data, texts, key)
 
 
 class _Documents:

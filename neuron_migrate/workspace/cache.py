@@ -10,7 +10,6 @@ foreign folder, no permission) is a miss, never an error.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from dataclasses import asdict
@@ -18,6 +17,7 @@ from pathlib import Path
 
 from neuron_migrate import __version__
 from neuron_migrate.model import Finding, Fix, Safety, Severity, Span
+from neuron_migrate.packs.loader import digest
 
 FOLDER = ".neuron_migrate_cache"
 TAG = (
@@ -30,17 +30,9 @@ TAG = (
 Entries = dict[str, list]
 
 
-def _digest(*parts: bytes) -> str:
-    h = hashlib.blake2b(digest_size=16)
-    for part in parts:
-        h.update(len(part).to_bytes(8, "little"))
-        h.update(part)
-    return h.hexdigest()
-
-
 def content_digest(data: bytes) -> str:
     """What an entry records of a file's bytes."""
-    return _digest(data)
+    return digest(data)
 
 
 class Cache:
@@ -48,7 +40,7 @@ class Cache:
 
     def __init__(self, root: Path, configuration: str):
         self.base = root / FOLDER
-        self.file = self.base / f"v2-{_digest(__version__.encode(), configuration.encode())}.json"
+        self.file = self.base / f"v2-{digest(__version__.encode(), configuration.encode())}.json"
         self.enabled = True
         self._entries: Entries | None = None  # as read at the first look-up
         self._new: Entries = {}  # this run's results, written by save()
@@ -96,10 +88,10 @@ class Cache:
     def put(self, relative: str, data: bytes, findings: list[Finding]) -> None:
         self.put_digest(relative, content_digest(data), findings)
 
-    def put_digest(self, relative: str, digest: str, findings: list[Finding]) -> None:
+    def put_digest(self, relative: str, bytes_digest: str, findings: list[Finding]) -> None:
         """`put` for bytes known by their `content_digest` (read by another process)."""
         if self.enabled:
-            self._new[relative] = [digest, [_record(f) for f in findings]]
+            self._new[relative] = [bytes_digest, [_record(f) for f in findings]]
 
     def take(self) -> Entries:
         """The results put since the last take (a worker hands them to the main process)."""
