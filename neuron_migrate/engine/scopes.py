@@ -243,7 +243,7 @@ def _strings(node: cst.CSTNode):
 def annotation_strings(
     annotation: cst.Annotation,
 ) -> list[tuple[cst.BaseString, cst.BaseExpression]]:
-    """The strings of a type annotation that are forward references (`"xm.XlaDevice"`,
+    """The strings of a type annotation that are forward references (`"mod.Device"`,
     `List["Model"]`), each with the expression it holds: code, which reads names as any
     other code does (as pyflakes has it). A string that is not an expression is left out."""
     found = []
@@ -275,7 +275,7 @@ def name_chains(expression: cst.CSTNode):
 
 
 def annotation_names(annotation: cst.Annotation) -> set[str]:
-    """The names the string annotations of `annotation` read: `xm` of `"xm.XlaDevice"`."""
+    """The names the string annotations of `annotation` read: `mod` of `"mod.Device"`."""
     names: set[str] = set()
     for _string, expression in annotation_strings(annotation):
         for chain in name_chains(expression):
